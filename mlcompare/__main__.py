@@ -1,0 +1,3 @@
+from mlcompare.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,112 @@
+"""`mlcompare run | validate | list`: the command line.
+
+Bad input of any kind ends in one line on stderr naming the file and field, exit code 2,
+and nothing written to the tracking store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from mlcompare.errors import InputError
+
+EXIT_BAD_INPUT = 2
+
+
+def _positive_int_or_empty(text: str) -> int | None:
+    """--repeats: a positive integer; empty means 'as the experiment says' (MLproject default)."""
+    if text.strip() == "":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _name_list_or_empty(text: str) -> list[str] | None:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    return names or None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mlcompare", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run an experiment and record it in MLflow")
+    run.add_argument("experiment", help="experiment YAML file, e.g. experiments/quick.yaml")
+    run.add_argument("--repeats", type=_positive_int_or_empty, default=None,
+                     help="warm fits per case (overrides the file)")
+    run.add_argument("--implementations", type=_name_list_or_empty, default=None,
+                     help="comma-separated implementation or library names to run, e.g. sklearn,xgboost")
+    run.add_argument("--quiet", action="store_true", help="no progress lines")
+
+    validate = sub.add_parser("validate", help="check an experiment file without running anything")
+    validate.add_argument("experiment")
+
+    sub.add_parser("list", help="every pairing and implementation, and whether it can run here")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return _run(args)
+        if args.command == "validate":
+            return _validate(args)
+        return _list()
+    except InputError as exc:
+        print(f"mlcompare: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def _run(args: argparse.Namespace) -> int:
+    from mlcompare.experiment import load_experiment
+
+    experiment = load_experiment(args.experiment, repeats=args.repeats, implementations=args.implementations)
+    # Imported only now: a bad file must not even open the store.
+    from mlcompare.suite import run_suite
+    from mlcompare.tracking import Recorder
+
+    say = (lambda line: None) if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    try:
+        outcome = run_suite(experiment, Recorder(experiment.name), say=say)
+    except KeyboardInterrupt:
+        print("mlcompare: interrupted; the suite run is marked KILLED", file=sys.stderr)
+        return 130
+    ok, skipped, failed = (outcome.count(s) for s in ("ok", "skipped", "failed"))
+    print(f"mlcompare: {ok} ran, {skipped} skipped, {failed} failed; parent run {outcome.parent_run_id}")
+    return 1 if failed else 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from mlcompare.experiment import load_experiment
+
+    experiment = load_experiment(args.experiment)
+    cases = experiment.cases()
+    print(f"{experiment.source}: ok: {len(cases)} cases "
+          f"({len(experiment.pairings)} pairings, {len(experiment.datasets)} datasets, "
+          f"repeats {experiment.repeats})")
+    return 0
+
+
+def _list() -> int:
+    from mlcompare import device
+    from mlcompare.pairings import load_catalog
+
+    for pairing in load_catalog().values():
+        print(f"{pairing.name} ({pairing.task}; metrics: {', '.join(pairing.metrics)})")
+        for impl in pairing.implementations.values():
+            reason = device.skip_reason(impl.library, impl.device)
+            mark = "baseline, " if impl.name == pairing.baseline else ""
+            state = f"cannot run here: {reason}" if reason else "can run here"
+            print(f"  {impl.name:<12} {impl.device}  {impl.estimator}  ({mark}{state})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,81 @@
+"""The device layer: the only module that touches CUDA, cupy, cudf or cuml.
+
+Everything here is imported lazily, so the rest of mlcompare runs on machines with no
+GPU and none of those libraries. Availability is probed, never assumed: the probe asks
+the CUDA driver itself (through ctypes) how many devices it sees.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import importlib.util
+from typing import Any
+
+import numpy as np
+
+
+@functools.lru_cache(maxsize=1)
+def cuda_devices() -> tuple[list[str], str | None]:
+    """Names of the CUDA devices the driver sees, and why there are none when empty."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return [], "no CUDA device (CUDA driver libcuda.so.1 not found)"
+    if lib.cuInit(0) != 0:
+        return [], "no CUDA device (the CUDA driver failed to initialise)"
+    count = ctypes.c_int(0)
+    if lib.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        return [], "no CUDA device (the driver reports none)"
+    names = []
+    for ordinal in range(count.value):
+        device, name = ctypes.c_int(0), ctypes.create_string_buffer(256)
+        lib.cuDeviceGet(ctypes.byref(device), ordinal)
+        lib.cuDeviceGetName(name, 256, device)
+        names.append(name.value.decode(errors="replace"))
+    return names, None
+
+
+def library_installed(library: str) -> bool:
+    return importlib.util.find_spec(library) is not None
+
+
+def skip_reason(library: str, device: str) -> str | None:
+    """Why an implementation cannot run here, or None when it can."""
+    reasons = []
+    if not library_installed(library):
+        reasons.append(f"{library} not installed")
+    if device == "gpu":
+        if not library_installed("cupy"):
+            reasons.append("cupy not installed")
+        _, why = cuda_devices()
+        if why:
+            reasons.append(why)
+    return "; ".join(reasons) or None
+
+
+def to_device(array: np.ndarray) -> Any:
+    """Copy a host array into device memory (a cupy array), waiting until it is there."""
+    import cupy
+
+    out = cupy.asarray(array)
+    synchronize()
+    return out
+
+
+def to_host(array: Any) -> np.ndarray:
+    """Bring any array-like (numpy, cupy, cudf, pandas) back to a numpy array."""
+    if isinstance(array, np.ndarray):
+        return array
+    if type(array).__module__.startswith("cupy"):
+        return array.get()
+    if hasattr(array, "to_numpy"):  # cudf / pandas
+        return np.asarray(array.to_numpy())
+    return np.asarray(array)
+
+
+def synchronize() -> None:
+    """Wait for all queued device work, so a timer stopped next measures the real cost."""
+    import cupy
+
+    cupy.cuda.Device().synchronize()

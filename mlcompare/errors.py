@@ -1,0 +1,17 @@
+"""The one error type for bad input: it renders as a single line naming file and field."""
+
+from __future__ import annotations
+
+
+class InputError(Exception):
+    """A user-supplied file or flag is wrong; the CLI prints it as one line and exits 2."""
+
+    def __init__(self, source: str, field: str | None, message: str) -> None:
+        self.source = source
+        self.field = field
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = f"{self.source}: {self.field}" if self.field else self.source
+        return f"{where}: {self.message}"

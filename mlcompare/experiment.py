@@ -1,0 +1,177 @@
+"""Experiment files: load, validate every field, expand into the list of cases to run.
+
+Everything a suite will do is checked here, before the first run is written, so a bad
+file costs one line of error and leaves the store untouched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mlcompare import schema
+from mlcompare.datasets import GENERATORS, DatasetSpec
+from mlcompare.errors import InputError
+from mlcompare.pairings import Implementation, Pairing, load_catalog
+
+DTYPES = ("float32", "float64")
+_TOP_KEYS = {"name", "description", "repeats", "dtype", "seed", "timeout_s", "datasets",
+             "pairings", "implementations"}
+_DATASET_KEYS = {"generator", "n_samples", "n_features", "seed", "test_size", "dtype"}
+#: Generator-specific options: name -> (generators that take it, minimum value, integer?)
+_GENERATOR_OPTIONS: dict[str, tuple[tuple[str, ...], float, bool]] = {
+    "centers": (("blobs",), 1, True),
+    "cluster_std": (("blobs",), 0.0, False),
+    "n_informative": (("classification", "regression"), 1, True),
+    "n_redundant": (("classification",), 0, True),
+    "n_classes": (("classification",), 2, True),
+    "class_sep": (("classification",), 0.0, False),
+    "noise": (("regression",), 0.0, False),
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One pairing × implementation × dataset: one child run."""
+
+    pairing: Pairing
+    implementation: Implementation
+    dataset: DatasetSpec
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.implementation.name == self.pairing.baseline
+
+    @property
+    def group(self) -> tuple[str, str]:
+        """Cases in one group are compared with each other (same model, same data)."""
+        return self.pairing.name, self.dataset.fingerprint()
+
+    @property
+    def name(self) -> str:
+        return f"{self.pairing.name} · {self.implementation.name} · {self.dataset.label}"
+
+
+@dataclass
+class Experiment:
+    name: str
+    source: str
+    sha256: str
+    repeats: int
+    timeout_s: float
+    datasets: list[DatasetSpec]
+    pairings: list[Pairing]
+    implementations: list[str] | None
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    def cases(self) -> list[Case]:
+        """Every case, pairing by pairing and dataset by dataset, the baseline first."""
+        out = []
+        for pairing in self.pairings:
+            impls = [impl for impl in pairing.implementations.values() if self._selected(impl)]
+            impls.sort(key=lambda impl: impl.name != pairing.baseline)
+            for spec in self.datasets:
+                if pairing.task in spec.tasks:
+                    out.extend(Case(pairing, impl, spec) for impl in impls)
+        return out
+
+    def _selected(self, impl: Implementation) -> bool:
+        return self.implementations is None or bool({impl.name, impl.library} & set(self.implementations))
+
+
+def load_experiment(path: str | Path, repeats: int | None = None,
+                    implementations: list[str] | None = None,
+                    catalog: dict[str, Pairing] | None = None) -> Experiment:
+    """Read and validate an experiment file; CLI overrides are validated the same way."""
+    path = Path(path)
+    source = str(path)
+    data = schema.load_yaml_mapping(path, source)
+    catalog = load_catalog() if catalog is None else catalog
+    schema.check_keys(source, "", data, _TOP_KEYS, {"name", "datasets"})
+
+    name = schema.expect_str(source, "name", data["name"])
+    file_repeats = schema.expect_int(source, "repeats", data.get("repeats", 3), minimum=1)
+    dtype = schema.expect_choice(source, "dtype", data.get("dtype", "float32"), list(DTYPES))
+    seed = schema.expect_int(source, "seed", data.get("seed", 0), minimum=0)
+    timeout_s = schema.expect_number(source, "timeout_s", data.get("timeout_s", 3600), low=1)
+
+    entries = data["datasets"]
+    if not isinstance(entries, list) or not entries:
+        raise InputError(source, "datasets", f"expected a non-empty list of datasets, got {schema.type_name(entries)}")
+    datasets = [spec for i, entry in enumerate(entries)
+                for spec in _parse_dataset(source, f"datasets[{i}]", entry, dtype, seed)]
+
+    pairing_names = schema.expect_str_list(source, "pairings", data.get("pairings", list(catalog)))
+    pairings = []
+    for i, pname in enumerate(pairing_names):
+        if pname not in catalog:
+            raise InputError(source, f"pairings[{i}]", f"unknown pairing {pname!r} (known: {', '.join(sorted(catalog))})")
+        pairing = catalog[pname]
+        if not any(pairing.task in spec.tasks for spec in datasets):
+            raise InputError(source, f"pairings[{i}]", f"no dataset in this file serves {pname}'s task "
+                             f"{pairing.task!r} (generators: {_generators_for(pairing.task)})")
+        pairings.append(pairing)
+
+    impl_source, impl_field = source, "implementations"
+    if implementations is not None:
+        impl_source, impl_field, impl_names = "--implementations", "", implementations
+    elif "implementations" in data:
+        impl_names = schema.expect_str_list(source, "implementations", data["implementations"])
+    else:
+        impl_names = None
+    if impl_names is not None:
+        known = {n for p in pairings for impl in p.implementations.values() for n in (impl.name, impl.library)}
+        for i, iname in enumerate(impl_names):
+            if iname not in known:
+                raise InputError(impl_source, f"{impl_field}[{i}]" if impl_field else None,
+                                 f"{iname!r} matches no implementation of the selected pairings "
+                                 f"(known: {', '.join(sorted(known))})")
+
+    if repeats is not None:
+        file_repeats = schema.expect_int("--repeats", None, repeats, minimum=1)
+    experiment = Experiment(name=name, source=source, sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
+                            repeats=file_repeats, timeout_s=timeout_s, datasets=datasets,
+                            pairings=pairings, implementations=impl_names, raw=data)
+    if not experiment.cases():
+        raise InputError(source, "implementations", "selects no case to run")
+    return experiment
+
+
+def _generators_for(task: str) -> str:
+    from mlcompare.datasets import GENERATOR_TASKS
+
+    return ", ".join(g for g, tasks in GENERATOR_TASKS.items() if task in tasks)
+
+
+def _parse_dataset(source: str, field_: str, entry: Any, dtype: str, seed: int) -> list[DatasetSpec]:
+    entry = schema.expect_mapping(source, field_, entry)
+    schema.check_keys(source, field_, entry, _DATASET_KEYS | set(_GENERATOR_OPTIONS),
+                      {"generator", "n_samples", "n_features"})
+    generator = schema.expect_choice(source, f"{field_}.generator", entry["generator"], list(GENERATORS))
+    rows = schema.expect_int_or_list(source, f"{field_}.n_samples", entry["n_samples"], minimum=20)
+    cols = schema.expect_int_or_list(source, f"{field_}.n_features", entry["n_features"],
+                                     minimum=2 if generator == "classification" else 1)
+    options = {}
+    for key, (generators, low, integer) in _GENERATOR_OPTIONS.items():
+        if key not in entry:
+            continue
+        if generator not in generators:
+            raise InputError(source, f"{field_}.{key}", f"not an option of the {generator} generator")
+        check = schema.expect_int if integer else schema.expect_number
+        options[key] = check(source, f"{field_}.{key}", entry[key], low)
+    for d in cols:
+        informative = options.get("n_informative", max(2, d // 2) if generator == "classification" else 1)
+        if informative + options.get("n_redundant", 0) > d:
+            raise InputError(source, f"{field_}.n_informative",
+                             f"informative plus redundant features exceed n_features {d}")
+        if generator == "classification" and 2 ** informative < 2 * options.get("n_classes", 2):
+            raise InputError(source, f"{field_}.n_informative", "too few informative features for "
+                             "n_classes (needs 2**n_informative >= 2 * n_classes)")
+    test_size = schema.expect_number(source, f"{field_}.test_size", entry.get("test_size", 0.25), 0.05, 0.95)
+    spec_dtype = schema.expect_choice(source, f"{field_}.dtype", entry.get("dtype", dtype), list(DTYPES))
+    spec_seed = schema.expect_int(source, f"{field_}.seed", entry.get("seed", seed), minimum=0)
+    return [DatasetSpec(generator=generator, n_samples=n, n_features=d, seed=spec_seed, test_size=test_size,
+                        dtype=spec_dtype, options=options) for n, d in itertools.product(rows, cols)]

@@ -1,0 +1,48 @@
+"""Hardware and software fingerprint, logged as tags so runs from different machines
+can be told apart side by side."""
+
+from __future__ import annotations
+
+import os
+import platform
+from importlib import metadata
+
+import psutil
+
+from mlcompare import __version__, device
+
+_PACKAGES = ("mlflow", "scikit-learn", "xgboost", "numpy", "cuml-cu13", "cuml-cu12",
+             "cudf-cu13", "cudf-cu12", "cupy-cuda13x", "cupy-cuda12x")
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def fingerprint() -> dict[str, str]:
+    gpus, why = device.cuda_devices()
+    tags = {
+        "host.cpu_model": cpu_model(),
+        "host.cpu_physical_cores": str(psutil.cpu_count(logical=False) or "unknown"),
+        "host.cpu_logical_cores": str(psutil.cpu_count(logical=True) or "unknown"),
+        "host.cpus_usable": str(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "unknown"),
+        "host.ram_gb": f"{psutil.virtual_memory().total / 2**30:.1f}",
+        "host.os": f"{platform.system()} {platform.release()}",
+        "host.python": platform.python_version(),
+        "host.gpu": ", ".join(gpus) if gpus else f"none: {why}",
+        "host.gpu_count": str(len(gpus)),
+        "version.mlcompare": __version__,
+    }
+    for package in _PACKAGES:
+        try:
+            tags[f"version.{package}"] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            continue
+    return tags

@@ -1,0 +1,50 @@
+"""`mlflow run .` (the README's main command) end to end, in the current environment."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from conftest import REPO
+
+MLFLOW = shutil.which("mlflow", path=str(Path(sys.executable).parent)) or shutil.which("mlflow")
+
+
+@pytest.mark.skipif(MLFLOW is None, reason="the mlflow command is not on PATH")
+def test_mlflow_run_nests_the_cases_under_its_own_run(tmp_path):
+    experiment = tmp_path / "one.yaml"
+    experiment.write_text(
+        "name: one\nrepeats: 1\n"
+        "datasets: [{generator: regression, n_samples: 300, n_features: 3}]\n"
+        "pairings: [linear_regression]\n")
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    env |= {"MLFLOW_TRACKING_URI": uri, "MLCOMPARE_DATA_DIR": str(tmp_path / "data"),
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"}
+    result = subprocess.run(
+        [MLFLOW, "run", str(REPO), "--env-manager", "local", "--experiment-name", "mlproject-test",
+         "-P", f"experiment={experiment}", "-P", "implementations=sklearn,cuml"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+    client = MlflowClient(tracking_uri=uri)
+    exp = client.get_experiment_by_name("mlproject-test")
+    runs = client.search_runs([exp.experiment_id])
+    outer = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
+    children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
+    assert len(outer) == 1, "the suite must reuse the run `mlflow run` created, not add its own"
+    outer = outer[0]
+    assert outer.info.status == "FINISHED"
+    assert outer.data.tags.get("mlflow.project.entryPoint") == "main"
+    assert outer.data.params["suite_name"] == "one"
+    assert outer.data.params["implementations"] == "sklearn,cuml"
+    assert sorted(c.data.params["implementation"] for c in children) == ["cuml", "sklearn"]
+    assert all(c.data.tags["mlflow.parentRunId"] == outer.info.run_id for c in children)
+    ok = next(c for c in children if c.data.params["implementation"] == "sklearn")
+    assert ok.data.metrics["r2"] > 0.9 and ok.data.metrics["speedup_fit"] == 1.0

@@ -1,0 +1,92 @@
+"""The pairing catalog: its data, the shared-parameter mapping and the import allow-list."""
+
+from __future__ import annotations
+
+import pytest
+
+from mlcompare.errors import InputError
+from mlcompare.pairings import import_estimator, load_catalog, parse_pairing, unknown_params
+
+CATALOG = load_catalog()
+
+
+def test_the_four_mission_pairings_have_every_implementation():
+    expected = {
+        "kmeans": {"sklearn": "cpu", "cuml": "gpu"},
+        "random_forest": {"sklearn": "cpu", "cuml": "gpu"},
+        "gradient_boosting": {"sklearn": "cpu", "xgboost_cpu": "cpu", "xgboost_gpu": "gpu"},
+        "linear_regression": {"sklearn": "cpu", "cuml": "gpu"},
+    }
+    for name, impls in expected.items():
+        pairing = CATALOG[name]
+        assert {k: v.device for k, v in pairing.implementations.items()} == impls
+        assert pairing.baseline == "sklearn"
+    assert CATALOG["kmeans"].metrics == ("adjusted_rand", "inertia")
+    assert CATALOG["random_forest"].metrics == ("accuracy", "roc_auc")
+    assert CATALOG["gradient_boosting"].metrics == ("accuracy", "roc_auc", "log_loss")
+    assert CATALOG["linear_regression"].metrics == ("r2", "rmse")
+
+
+def test_shared_params_reach_each_library_under_its_own_name():
+    gb = CATALOG["gradient_boosting"]
+    sk = gb.estimator_params(gb.implementations["sklearn"])
+    xgb = gb.estimator_params(gb.implementations["xgboost_gpu"])
+    assert sk["max_iter"] == xgb["n_estimators"] == gb.params["n_estimators"]
+    assert sk["max_bins"] == xgb["max_bin"] == gb.params["max_bins"]
+    assert sk["early_stopping"] is False  # or scikit-learn stops early above 10k rows
+    assert xgb["device"] == "cuda" and gb.estimator_params(gb.implementations["xgboost_cpu"])["device"] == "cpu"
+
+
+@pytest.mark.parametrize("pairing", sorted(CATALOG))
+def test_installed_estimators_accept_every_param(pairing):
+    for impl in CATALOG[pairing].implementations.values():
+        if impl.library == "cuml":
+            continue  # not installed on CPU machines; checked on the GPU box
+        cls = import_estimator(impl.estimator)
+        assert unknown_params(cls, CATALOG[pairing].estimator_params(impl)) == []
+
+
+def test_unmatched_params_are_written_as_differences():
+    pairing = parse_pairing({
+        "name": "p", "task": "regression", "params": {"alpha": 1.0, "tol": 0.1},
+        "implementations": {
+            "sklearn": {"estimator": "sklearn.linear_model.Ridge", "device": "cpu"},
+            "other": {"estimator": "sklearn.linear_model.LinearRegression", "device": "cpu",
+                      "rename": {"alpha": None, "tol": None}, "differences": ["no regularisation"]},
+        }}, "p.yaml")
+    other = pairing.implementations["other"]
+    assert pairing.estimator_params(other) == {}
+    assert pairing.differences(other) == [
+        "alpha: sklearn has no such parameter, left at its own default",
+        "tol: sklearn has no such parameter, left at its own default",
+        "no regularisation"]
+    assert unknown_params(import_estimator("sklearn.linear_model.Ridge"), {"alpha": 1, "bogus": 2}) == ["bogus"]
+
+
+@pytest.mark.parametrize("estimator", ["os.system", "subprocess.Popen", "sklearnfoo.X", "builtins.eval", "sklearn"])
+def test_estimators_outside_the_allow_list_are_refused(estimator):
+    data = {"name": "p", "task": "regression",
+            "implementations": {"a": {"estimator": estimator, "device": "cpu"}}}
+    with pytest.raises(InputError) as err:
+        parse_pairing(data, "p.yaml")
+    assert err.value.field == "implementations.a.estimator"
+    assert "not under an allowed module" in err.value.message
+
+
+@pytest.mark.parametrize("change,field", [
+    ({"task": "ranking"}, "task"),
+    ({"metrics": ["accuracy"]}, "metrics[0]"),
+    ({"baseline": "nope"}, "baseline"),
+    ({"colour": 1}, "colour"),
+    ({"implementations": {}}, "implementations"),
+    ({"implementations": {"a": {"estimator": "sklearn.linear_model.Ridge", "device": "tpu"}}},
+     "implementations.a.device"),
+    ({"implementations": {"a": {"estimator": "sklearn.linear_model.Ridge", "device": "cpu",
+                                "rename": {"missing": "x"}}}}, "implementations.a.rename.missing"),
+])
+def test_bad_pairings_name_the_field(change, field):
+    data = {"name": "p", "task": "regression",
+            "implementations": {"a": {"estimator": "sklearn.linear_model.Ridge", "device": "cpu"}}} | change
+    with pytest.raises(InputError) as err:
+        parse_pairing(data, "p.yaml")
+    assert (err.value.source, err.value.field) == ("p.yaml", field)
