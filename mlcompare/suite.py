@@ -60,15 +60,22 @@ def run_suite(experiment: Experiment, recorder: Recorder,
         recorder.abort_suite("KILLED")
         raise
     failed = outcome.count("failed")
-    table = report.comparison_frame(outcome.records)
+    wall = time.perf_counter() - started
+    say("building the comparison table and plots from the store ...")
+    try:
+        # From the store, by the same code as `mlcompare report` later.
+        summary = report.suite_report(recorder.load_suite())
+    except Exception as exc:  # the cases are recorded; a report bug must not leave the suite RUNNING
+        say(f"mlcompare: the comparison report could not be built: {exc!r}")
+        summary = report.SuiteReport(files={}, tables={}, metrics={},
+                                     description=f"The comparison report could not be built: {exc!r}")
     recorder.finish_suite(
         status="FAILED" if failed else "FINISHED",
-        metrics={"suite_wall_time_s": time.perf_counter() - started, "cases_ok": outcome.count("ok"),
-                 "cases_skipped": outcome.count("skipped"), "cases_failed": failed},
-        tags={"mlflow.note.content": report.headline(table, experiment.name)},
-        files={"comparison.csv": table.to_csv(index=False),
-               "comparison.html": report.to_html(table, experiment.name),
-               "experiment.yaml": yaml.safe_dump(experiment.raw, sort_keys=False)})
+        metrics={"suite_wall_time_s": wall, "cases_ok": outcome.count("ok"),
+                 "cases_skipped": outcome.count("skipped"), "cases_failed": failed, **summary.metrics},
+        tags={"mlflow.note.content": summary.description},
+        files={**summary.files, "experiment.yaml": yaml.safe_dump(experiment.raw, sort_keys=False)},
+        tables=summary.tables)
     return outcome
 
 
@@ -106,6 +113,7 @@ def _log(recorder: Recorder, case: Case, record: dict[str, Any], experiment: Exp
     effective = record.get("effective_params") or pairing.estimator_params(impl)
     params.update({f"estimator.{k}": v for k, v in effective.items()})
     tags = {"mlcompare.kind": "case", "case_status": record["status"], "baseline": pairing.baseline,
+            "main_metric": pairing.metrics[0],
             "dataset_fingerprint": spec.fingerprint(), **fingerprint}
     differences = pairing.differences(impl)
     if differences:
