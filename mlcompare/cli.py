@@ -45,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="warm fits per case (overrides the file)")
     run.add_argument("--implementations", type=_name_list_or_empty, default=None,
                      help="comma-separated implementation or library names to run, e.g. sklearn,xgboost")
-    run.add_argument("--quiet", action="store_true", help="no progress lines")
+    run.add_argument("--quiet", action="store_true",
+                     help="no progress output (on a terminal: no bar and no summary table; elsewhere: no lines)")
 
     validate = sub.add_parser("validate", help="check an experiment file without running anything")
     validate.add_argument("experiment")
@@ -86,9 +87,23 @@ def _run(args: argparse.Namespace) -> int:
     from mlcompare.suite import run_suite
     from mlcompare.tracking import Recorder
 
-    say = (lambda line: None) if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    live = None
+    if args.quiet:
+        say = lambda line: None  # noqa: E731
+    elif sys.stderr.isatty():
+        from mlcompare.progress import LiveProgress
+
+        live = LiveProgress(sys.stderr)
+        say = live.say
+    else:
+        say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     try:
-        outcome = run_suite(experiment, Recorder(experiment.name), say=say)
+        if live:
+            with live:
+                outcome = run_suite(experiment, Recorder(experiment.name), say=say, progress=live)
+            live.summary()
+        else:
+            outcome = run_suite(experiment, Recorder(experiment.name), say=say)
     except KeyboardInterrupt:
         print("mlcompare: interrupted; the suite run is marked KILLED", file=sys.stderr)
         return 130

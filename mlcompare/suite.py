@@ -17,6 +17,7 @@ import yaml
 from mlcompare import datasets, device, report, sysinfo
 from mlcompare.experiment import Case, Experiment
 from mlcompare.isolation import run_isolated
+from mlcompare.progress import SuiteProgress
 from mlcompare.tracking import Recorder
 
 
@@ -30,7 +31,8 @@ class SuiteOutcome:
 
 
 def run_suite(experiment: Experiment, recorder: Recorder,
-              say: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)) -> SuiteOutcome:
+              say: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
+              progress: SuiteProgress | None = None) -> SuiteOutcome:
     cases = experiment.cases()
     fingerprint = sysinfo.fingerprint()
     parent = recorder.start_suite(
@@ -47,6 +49,8 @@ def run_suite(experiment: Experiment, recorder: Recorder,
         prepared: dict[str, Path] = {}
         baselines: dict[tuple[str, str], float] = {}
         for index, case in enumerate(cases, 1):
+            if progress:
+                progress.case_started(index, len(cases), case.name)
             record = _run_one(case, experiment, prepared, say)
             fit = record.get("metrics", {}).get("fit_time_s")
             if record["status"] == "ok" and case.is_baseline:
@@ -56,6 +60,8 @@ def run_suite(experiment: Experiment, recorder: Recorder,
             _log(recorder, case, record, experiment, fingerprint)
             outcome.records.append(record)
             say(f"[{index}/{len(cases)}] {case.name}: {_summary(record)}")
+            if progress:
+                progress.case_finished(index, len(cases), case.name, record)
     except BaseException:
         recorder.abort_suite("KILLED")
         raise
