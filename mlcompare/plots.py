@@ -82,9 +82,10 @@ def time_vs_rows(cases: pd.DataFrame, found: list[BreakEven] | None = None) -> b
         for b in found or []:
             if b.pairing == pairing and b.suite_run_id in set(part["suite_run_id"]):
                 ax.axvline(b.rows, color="#c44e52", ls=":", lw=1.2)
-                ax.annotate(f"{b.implementation} ≥ {_rows(b.rows)} rows", (b.rows, 1), xycoords=("data", "axes fraction"),
+                ax.annotate(f"{b.implementation} ≥ {_rows(b.rows)} rows", (b.rows, 1),
+                            xycoords=("data", "axes fraction"),
                             xytext=(3, -12), textcoords="offset points", fontsize=7, color="#c44e52", rotation=90,
-                            va="top")
+                            va="top", bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.8})
         _log(ax, x=True, y=True)
         ax.set_title(pairing)
         ax.set_xlabel("training rows")

@@ -314,7 +314,8 @@ def description(comparison: Comparison) -> str:
     ran = cases[(cases["status"] == "ok") & ~cases["is_baseline"] & cases["speedup_fit"].notna()]
     if not ran.empty:
         lines.append("Fit speed-up against the baseline, best per pairing and implementation:")
-        best = ran.sort_values("speedup_fit", ascending=False).groupby(["pairing", "implementation"], sort=False).head(1)
+        best = (ran.sort_values("speedup_fit", ascending=False)
+                .groupby(["pairing", "implementation"], sort=False).head(1))
         for r in best.itertuples():
             ci = (f" [{r.speedup_fit_ci_low:.3g}–{r.speedup_fit_ci_high:.3g}]"
                   if not pd.isna(r.speedup_fit_ci_low) and not pd.isna(r.speedup_fit_ci_high) else "")

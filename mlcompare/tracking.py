@@ -172,7 +172,8 @@ def find_suites(experiments: list[str] | None = None, run_ids: list[str] | None 
         if found is not None:
             runs = _search(client, [found.experiment_id], SUITE_FILTER)
         else:
-            runs = _search(client, _all_experiment_ids(client), f"{SUITE_FILTER} and params.suite_name = '{_quote(name)}'")
+            by_suite_name = f"{SUITE_FILTER} and params.suite_name = '{_quote(name)}'"
+            runs = _search(client, _all_experiment_ids(client), by_suite_name)
         if not runs and found is None:
             raise SelectionError("--experiment", f"no MLflow experiment and no suite named {name!r} in {store_uri()}")
         parents.update((r.info.run_id, r) for r in runs)

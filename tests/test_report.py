@@ -169,7 +169,8 @@ def test_report_selection_errors_are_one_line_and_exit_2(recorded_sweep, sweep_e
     for args, expected in [
         (("--experiment", "nope"), "mlcompare: error: --experiment: no MLflow experiment and no suite named 'nope'"),
         (("--run-id", "0" * 32), "mlcompare: error: --run-id: no run"),
-        (("--run-id", child), f"is not an mlcompare suite run (it is a case of suite run {recorded_sweep.parent_run_id})"),
+        (("--run-id", child),
+         f"is not an mlcompare suite run (it is a case of suite run {recorded_sweep.parent_run_id})"),
     ]:
         code, _, err = cli(capsys, "report", *args)
         assert code == 2

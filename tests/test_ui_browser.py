@@ -75,9 +75,13 @@ def mlflow_ui(recorded_sweep, tmp_path_factory):
             server.wait()
 
 
-@pytest.fixture(scope="module")
-def page():
-    """A headless Chromium page, or a skip with the reason it cannot start."""
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium, or a skip with the reason it cannot start.
+
+    Session-scoped and asked for first, so that pytest (which sets up wider-scoped
+    fixtures first) finds out before it records a suite or starts a server.
+    """
     try:
         from playwright.sync_api import Error, sync_playwright
     except ImportError as exc:
@@ -87,13 +91,19 @@ def page():
         pytest.skip("no Chromium executable (install Debian's `chromium`, or set MLCOMPARE_CHROMIUM)")
     with sync_playwright() as playwright:
         try:
-            browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, timeout=60_000)
+            launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, timeout=60_000)
         except Error as exc:
             pytest.skip(f"Chromium at {executable} cannot start: {str(exc).splitlines()[0]}")
-        page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        page.set_default_timeout(TIMEOUT_MS)
-        yield page
-        browser.close()
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def page(browser):
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    page.set_default_timeout(TIMEOUT_MS)
+    yield page
+    page.close()
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +132,8 @@ def _close_assistant(page) -> None:
             pass
 
 
-def test_experiment_page_lists_the_suite_and_its_child_runs(mlflow_ui, page, recorded_sweep, stored, screenshots):
+def test_experiment_page_lists_the_suite_and_its_child_runs(browser, page, mlflow_ui, recorded_sweep, stored,
+                                                             screenshots):
     _, children = stored
     page.goto(f"{mlflow_ui}/#/experiments/{recorded_sweep.experiment_id}/runs?workflowType=machine_learning")
     parent_row = page.locator("[role=row]", has_text="suite · sweep")
@@ -134,8 +145,8 @@ def test_experiment_page_lists_the_suite_and_its_child_runs(mlflow_ui, page, rec
     page.screenshot(path=str(screenshots / "experiment-runs.png"))
 
 
-def test_compare_view_of_two_runs_shows_their_params_and_fit_time(mlflow_ui, page, recorded_sweep, stored,
-                                                                 screenshots):
+def test_compare_view_of_two_runs_shows_their_params_and_fit_time(browser, page, mlflow_ui, recorded_sweep,
+                                                                 stored, screenshots):
     _, children = stored
     ran = [c for c in children if "fit_time_s" in c.data.metrics and c.data.params["pairing"] == "gradient_boosting"]
     pair = [next(c for c in ran if c.data.params["implementation"] == impl and c.data.params["n_samples"] == "1000")
@@ -159,6 +170,7 @@ def test_compare_view_of_two_runs_shows_their_params_and_fit_time(mlflow_ui, pag
 
     # The parallel-coordinates chart, on the names every implementation shares.
     page.locator(".js-plotly-plot").first.wait_for()
+    _close_assistant(page)  # first, so the chart is drawn at the page's full width
     page.get_by_role("button", name="Clear All").click()
     selects = page.locator(".du-bois-light-select-selector")
     for index, names in ((0, ["implementation"]), (1, ["fit_time_s", "speedup_fit", "accuracy"])):
@@ -170,12 +182,12 @@ def test_compare_view_of_two_runs_shows_their_params_and_fit_time(mlflow_ui, pag
     chart = page.locator(".js-plotly-plot").first
     for axis in ("implementation", "fit_time_s", "speedup_fit", "accuracy"):
         chart.get_by_text(axis, exact=True).first.wait_for()
-    _close_assistant(page)
     page.screenshot(path=str(screenshots / "compare-runs.png"))
     assert (screenshots / "compare-runs.png").stat().st_size > 10_000
 
 
-def test_parent_run_page_shows_the_description_and_artifacts(mlflow_ui, page, recorded_sweep, stored, screenshots):
+def test_parent_run_page_shows_the_description_and_artifacts(browser, page, mlflow_ui, recorded_sweep, stored,
+                                                             screenshots):
     parent, _ = stored
     page.goto(f"{mlflow_ui}/#/experiments/{recorded_sweep.experiment_id}/runs/{parent.info.run_id}")
     page.get_by_text("mlcompare suite", exact=False).first.wait_for()
