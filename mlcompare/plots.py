@@ -1,5 +1,8 @@
 """The suite's plots as PNG bytes, drawn with matplotlib's Agg renderer (no display needed).
 
+Figures are built as `matplotlib.figure.Figure` objects, never through pyplot, so nothing
+here touches matplotlib's global backend or state.
+
 Each function takes the case frame of `mlcompare.results.case_frame` and returns PNG bytes.
 A plot with nothing to show still renders, with a line saying why, so a suite always
 carries the same set of files.
@@ -245,6 +248,9 @@ def _rows(n: float) -> str:
 
 
 def _png(fig) -> bytes:
+    """Rendered by Agg directly: no pyplot, no global backend, no display."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
+    FigureCanvasAgg(fig).print_png(buffer)
     return buffer.getvalue()
