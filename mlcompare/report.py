@@ -207,7 +207,7 @@ def _suite_lines(suite: StoredSuite, label: str) -> list[str]:
 def _sections(comparison: Comparison):
     """(pairing, cells, notes, break-even lines) per pairing, in the order they ran."""
     several = len(comparison.suites) > 1
-    for pairing in dict.fromkeys(comparison.cases["pairing"]):
+    for pairing in dict.fromkeys(comparison.cases["pairing"].dropna()):
         part = comparison.cases[comparison.cases["pairing"] == pairing]
         part = part.sort_values(["dataset", "n_features", "n_samples", "suite_label"], kind="stable")
         yield pairing, _pairing_cells(part, several), _notes(part), _break_even_lines(comparison, pairing)

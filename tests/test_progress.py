@@ -54,14 +54,14 @@ def test_a_terminal_gets_a_progress_bar_and_a_summary_table(workdir):
     assert "1 ran" in out  # the one-line result stays on stdout
 
 
-def test_not_a_terminal_gets_plain_lines_and_quiet_gets_nothing(workdir):
-    from conftest import run_cli
+def test_not_a_terminal_gets_plain_lines_and_quiet_gets_nothing(workdir, capsys):
+    from mlcompare.cli import main
 
     write(workdir / "one.yaml", ONE_CASE)
-    plain = run_cli("run", "one.yaml", "--implementations", "sklearn", cwd=workdir)
-    assert plain.returncode == 0, plain.stderr
-    assert "[1/1] linear_regression · sklearn · regression 200×3: fit" in plain.stderr
-    assert "\x1b[" not in plain.stderr and "elapsed" not in plain.stderr
-    quiet = run_cli("run", "one.yaml", "--implementations", "sklearn", "--quiet", cwd=workdir)
-    assert quiet.returncode == 0
-    assert "[1/1]" not in quiet.stderr and "mlcompare: suite" not in quiet.stderr
+    assert main(["run", "one.yaml", "--implementations", "sklearn"]) == 0  # stderr captured: not a TTY
+    plain = capsys.readouterr().err
+    assert "[1/1] linear_regression · sklearn · regression 200×3: fit" in plain
+    assert "\x1b[" not in plain and "elapsed" not in plain
+    assert main(["run", "one.yaml", "--implementations", "sklearn", "--quiet"]) == 0
+    quiet = capsys.readouterr().err
+    assert "[1/1]" not in quiet and "mlcompare: suite" not in quiet
