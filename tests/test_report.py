@@ -153,7 +153,10 @@ def test_report_shows_several_suites_with_their_hardware(recorded_sweep, sweep_e
         pairings: [linear_regression]
         implementations: [sklearn]
     """)
-    assert cli(capsys, "run", "other.yaml", "--quiet")[0] == 0
+    # In a fresh process: this one's MLflow caches the store with the artifact root of the
+    # directory it was first opened from (the repository), and runs must not land there.
+    second = run_cli("run", "other.yaml", "--quiet", cwd=root, env=sweep_env)
+    assert second.returncode == 0, second.stderr
     code, both, err = cli(capsys, "report", "--experiment", "sweep", "--experiment", "other", "--format", "markdown")
     assert code == 0, err
     assert "#1 sweep (" in both and "#2 other (" in both
