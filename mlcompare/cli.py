@@ -27,6 +27,16 @@ def _positive_int_or_empty(text: str) -> int | None:
     return value
 
 
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
+    return value
+
+
 def _name_list_or_empty(text: str) -> list[str] | None:
     names = [n.strip() for n in text.split(",") if n.strip()]
     return names or None
@@ -42,6 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="warm fits per case (overrides the file)")
     run.add_argument("--implementations", type=_name_list_or_empty, default=None,
                      help="comma-separated implementation or library names to run, e.g. sklearn,xgboost")
+    run.add_argument("--threads", type=_positive_int_or_empty, default=None,
+                     help="CPU threads for every CPU implementation (default: the file's, else all physical cores)")
+    run.add_argument("--min-time", type=_non_negative_float, default=None, metavar="SECONDS",
+                     help="keep repeating warm fits until this much fit time is measured")
+    run.add_argument("--system-metrics", action="store_true",
+                     help="sample CPU/memory (and GPU, with nvidia-ml-py) on the suite run")
     run.add_argument("--quiet", action="store_true", help="no progress lines")
 
     validate = sub.add_parser("validate", help="check an experiment file without running anything")
@@ -68,6 +84,11 @@ def _run(args: argparse.Namespace) -> int:
     from mlcompare.experiment import load_experiment
 
     experiment = load_experiment(args.experiment, repeats=args.repeats, implementations=args.implementations)
+    if args.threads is not None:
+        experiment.threads = args.threads
+    if args.min_time is not None:
+        experiment.min_time_s = args.min_time
+    experiment.system_metrics = experiment.system_metrics or args.system_metrics
     # Imported only now: a bad file must not even open the store.
     from mlcompare.suite import run_suite
     from mlcompare.tracking import Recorder

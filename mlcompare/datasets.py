@@ -29,7 +29,7 @@ GENERATOR_TASKS = {
 }
 
 #: Bump when the bytes a definition produces change.
-_FORMAT_VERSION = 1
+_FORMAT_VERSION = 2
 _ARRAYS = ("X_train", "X_test", "y_train", "y_test")
 
 
@@ -110,7 +110,7 @@ def materialise(spec: DatasetSpec, root: Path | None = None) -> Path:
 
     root = root or data_dir()
     target = root / spec.fingerprint()
-    if all((target / f"{name}.npy").exists() for name in _ARRAYS):
+    if (target / "definition.json").exists():  # written last: the cache entry is whole
         return target
     root.mkdir(parents=True, exist_ok=True)
     X, y = generate(spec)
@@ -119,9 +119,13 @@ def materialise(spec: DatasetSpec, root: Path | None = None) -> Path:
     # Written to a temporary folder, then renamed: a killed suite leaves no half cache.
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=root))
     try:
-        for name, array in zip(("X_train", "X_test", "y_train", "y_test"), parts):
-            np.save(tmp / f"{name}.npy", np.ascontiguousarray(array), allow_pickle=False)
-        (tmp / "definition.json").write_text(json.dumps(asdict(spec), indent=2, default=str))
+        digest = hashlib.sha256()
+        for name, array in zip(_ARRAYS, parts):
+            array = np.ascontiguousarray(array)
+            digest.update(array.data)
+            np.save(tmp / f"{name}.npy", array, allow_pickle=False)
+        card = asdict(spec) | {"content_sha256": digest.hexdigest()}
+        (tmp / "definition.json").write_text(json.dumps(card, indent=2, default=str))
         try:
             tmp.rename(target)
         except OSError:  # another suite cached it first
@@ -130,6 +134,11 @@ def materialise(spec: DatasetSpec, root: Path | None = None) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return target
+
+
+def content_hash(directory: Path) -> str:
+    """sha256 of the cached arrays' bytes (train, test, labels), recorded when cached."""
+    return json.loads((directory / "definition.json").read_text())["content_sha256"]
 
 
 def load_split(directory: Path) -> dict[str, np.ndarray]:

@@ -18,8 +18,8 @@ from mlcompare.errors import InputError
 from mlcompare.pairings import Implementation, Pairing, load_catalog
 
 DTYPES = ("float32", "float64")
-_TOP_KEYS = {"name", "description", "repeats", "dtype", "seed", "timeout_s", "datasets",
-             "pairings", "implementations"}
+_TOP_KEYS = {"name", "description", "repeats", "min_time_s", "threads", "system_metrics", "dtype", "seed",
+             "timeout_s", "datasets", "pairings", "implementations"}
 _DATASET_KEYS = {"generator", "n_samples", "n_features", "seed", "test_size", "dtype"}
 #: Generator-specific options: name -> (generators that take it, minimum value, integer?)
 _GENERATOR_OPTIONS: dict[str, tuple[tuple[str, ...], float, bool]] = {
@@ -62,6 +62,9 @@ class Experiment:
     sha256: str
     repeats: int
     timeout_s: float
+    min_time_s: float
+    threads: int | None  # None: every physical core
+    system_metrics: bool
     datasets: list[DatasetSpec]
     pairings: list[Pairing]
     implementations: list[str] | None
@@ -97,6 +100,9 @@ def load_experiment(path: str | Path, repeats: int | None = None,
     dtype = schema.expect_choice(source, "dtype", data.get("dtype", "float32"), list(DTYPES))
     seed = schema.expect_int(source, "seed", data.get("seed", 0), minimum=0)
     timeout_s = schema.expect_number(source, "timeout_s", data.get("timeout_s", 3600), low=1)
+    min_time_s = schema.expect_number(source, "min_time_s", data.get("min_time_s", 0.0), low=0.0)
+    threads = schema.expect_int(source, "threads", data["threads"]) if "threads" in data else None
+    system_metrics = schema.expect_bool(source, "system_metrics", data.get("system_metrics", False))
 
     entries = data["datasets"]
     if not isinstance(entries, list) or not entries:
@@ -133,7 +139,8 @@ def load_experiment(path: str | Path, repeats: int | None = None,
     if repeats is not None:
         file_repeats = schema.expect_int("--repeats", None, repeats, minimum=1)
     experiment = Experiment(name=name, source=source, sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
-                            repeats=file_repeats, timeout_s=timeout_s, datasets=datasets,
+                            repeats=file_repeats, timeout_s=timeout_s, min_time_s=min_time_s,
+                            threads=threads, system_metrics=system_metrics, datasets=datasets,
                             pairings=pairings, implementations=impl_names, raw=data)
     if not experiment.cases():
         raise InputError(source, "implementations", "selects no case to run")

@@ -1,20 +1,24 @@
 """A suite: every case of an experiment, run one by one, recorded as it finishes.
 
 Order matters: the baseline of each pairing × dataset runs first, so every later case
-can be logged with its speed-up at once and nothing waits in memory to be written.
+can be logged at once with its comparison against it (speed-up and its confidence
+interval, quality delta, prediction agreement, parity) and nothing waits to be written.
 """
 
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
+import psutil
 import yaml
 
-from mlcompare import datasets, device, report, sysinfo
+from mlcompare import datasets, device, measure, quality, report, sysinfo
 from mlcompare.experiment import Case, Experiment
 from mlcompare.isolation import run_isolated
 from mlcompare.tracking import Recorder
@@ -29,33 +33,44 @@ class SuiteOutcome:
         return sum(r["status"] == status for r in self.records)
 
 
+def default_threads() -> int:
+    """Every physical core this process may use (hyper-threads don't speed up these fits)."""
+    physical = psutil.cpu_count(logical=False) or psutil.cpu_count() or 1
+    usable = len(psutil.Process().cpu_affinity()) if hasattr(psutil.Process, "cpu_affinity") else physical
+    return max(1, min(physical, usable))
+
+
 def run_suite(experiment: Experiment, recorder: Recorder,
               say: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)) -> SuiteOutcome:
     cases = experiment.cases()
+    threads = experiment.threads or default_threads()
     fingerprint = sysinfo.fingerprint()
     parent = recorder.start_suite(
         run_name=f"suite · {experiment.name}",
         params={"suite_name": experiment.name, "suite_file": Path(experiment.source).name,
                 "suite_file_sha256": experiment.sha256, "suite_repeats": experiment.repeats,
+                "suite_min_time_s": experiment.min_time_s, "suite_threads": threads,
                 "suite_cases": len(cases)},
-        tags={"mlcompare.kind": "suite", **fingerprint})
+        tags={"mlcompare.kind": "suite", **fingerprint},
+        system_metrics=experiment.system_metrics)
     outcome = SuiteOutcome(parent)
-    say(f"mlcompare: suite {experiment.name!r}, {len(cases)} cases, store {recorder.tracking_uri}, "
-        f"parent run {parent}")
+    say(f"mlcompare: suite {experiment.name!r}, {len(cases)} cases, {threads} CPU threads, "
+        f"store {recorder.tracking_uri}, parent run {parent}")
     started = time.perf_counter()
     try:
-        prepared: dict[str, Path] = {}
-        baselines: dict[tuple[str, str], float] = {}
-        for index, case in enumerate(cases, 1):
-            record = _run_one(case, experiment, prepared, say)
-            fit = record.get("metrics", {}).get("fit_time_s")
-            if record["status"] == "ok" and case.is_baseline:
-                baselines[case.group] = fit
-            if record["status"] == "ok" and case.group in baselines:
-                record["metrics"]["speedup_fit"] = baselines[case.group] / fit
-            _log(recorder, case, record, experiment, fingerprint)
-            outcome.records.append(record)
-            say(f"[{index}/{len(cases)}] {case.name}: {_summary(record)}")
+        with tempfile.TemporaryDirectory(prefix="mlcompare-suite-") as scratch:
+            prepared: dict[str, Path] = {}
+            baselines: dict[tuple[str, str], dict[str, Any]] = {}
+            for index, case in enumerate(cases, 1):
+                record = _run_one(case, experiment, threads, prepared, Path(scratch) / f"pred-{index}.npy", say)
+                if record["status"] == "ok":
+                    if case.is_baseline:
+                        baselines[case.group] = record
+                    if case.group in baselines:
+                        record["metrics"].update(compare(case, record, baselines[case.group]))
+                _log(recorder, case, record, experiment, threads, fingerprint)
+                outcome.records.append(record)
+                say(f"[{index}/{len(cases)}] {case.name}: {_summary(record)}")
     except BaseException:
         recorder.abort_suite("KILLED")
         raise
@@ -72,13 +87,33 @@ def run_suite(experiment: Experiment, recorder: Recorder,
     return outcome
 
 
-def _run_one(case: Case, experiment: Experiment, prepared: dict[str, Path],
-             say: Callable[[str], None]) -> dict[str, Any]:
+def compare(case: Case, record: dict[str, Any], baseline: dict[str, Any]) -> dict[str, float]:
+    """The case against its baseline: speed-ups (with a bootstrap CI) and quality parity."""
+    m, b = record["metrics"], baseline["metrics"]
+    out = {"speedup_fit": b["fit_time_s"] / m["fit_time_s"],
+           "speedup_fit_host_input": b["fit_host_input_time_s"] / m["fit_host_input_time_s"],
+           "speedup_end_to_end": b["end_to_end_time_s"] / m["end_to_end_time_s"]}
+    metric = case.pairing.main_metric
+    if record is baseline:
+        out |= {"quality_delta": 0.0, "prediction_agreement": 1.0}
+    else:
+        out["speedup_fit_ci_low"], out["speedup_fit_ci_high"] = measure.bootstrap_ratio_ci(
+            baseline["fit_times"], record["fit_times"])
+        out["quality_delta"] = quality.quality_delta(metric, m[metric], b[metric])
+        if record.get("predictions_path") and baseline.get("predictions_path"):
+            out["prediction_agreement"] = quality.prediction_agreement(
+                case.pairing.task, np.load(record["predictions_path"]), np.load(baseline["predictions_path"]))
+    record["parity"] = quality.parity(metric, out["quality_delta"], case.pairing.parity_tolerance)
+    return out
+
+
+def _run_one(case: Case, experiment: Experiment, threads: int, prepared: dict[str, Path],
+             predictions_path: Path, say: Callable[[str], None]) -> dict[str, Any]:
     impl = case.implementation
     base = {"pairing": case.pairing.name, "implementation": impl.name, "library": impl.library,
             "device": impl.device, "dataset": case.dataset.label, "n_samples": case.dataset.n_samples,
             "n_features": case.dataset.n_features, "baseline": case.is_baseline,
-            "main_metric": case.pairing.metrics[0]}
+            "main_metric": case.pairing.main_metric}
     reason = device.skip_reason(impl.library, impl.device)
     if reason:
         return base | {"status": "skipped", "skip_reason": reason}
@@ -89,17 +124,25 @@ def _run_one(case: Case, experiment: Experiment, prepared: dict[str, Path],
     spec = {"estimator": impl.estimator, "library": impl.library, "device": impl.device,
             "params": case.pairing.estimator_params(impl), "task": case.pairing.task,
             "metrics": list(case.pairing.metrics), "repeats": experiment.repeats,
-            "dataset_dir": str(prepared[key])}
-    return base | run_isolated(spec, experiment.timeout_s)
+            "min_time_s": experiment.min_time_s, "threads": threads,
+            "dataset_dir": str(prepared[key]), "predictions_path": str(predictions_path)}
+    record = base | run_isolated(spec, experiment.timeout_s)
+    record["dataset_sha256"] = datasets.content_hash(prepared[key])
+    if record["status"] == "ok":
+        record["predictions_path"] = str(predictions_path)
+    return record
 
 
-def _log(recorder: Recorder, case: Case, record: dict[str, Any], experiment: Experiment,
+def _log(recorder: Recorder, case: Case, record: dict[str, Any], experiment: Experiment, threads: int,
          fingerprint: dict[str, str]) -> None:
     impl, pairing, spec = case.implementation, case.pairing, case.dataset
     params: dict[str, Any] = {
         "pairing": pairing.name, "implementation": impl.name, "library": impl.library,
         "device": impl.device, "dataset": spec.generator, "n_samples": spec.n_samples,
-        "n_features": spec.n_features, "dtype": spec.dtype, "repeats": experiment.repeats,
+        "n_features": spec.n_features, "dtype": spec.dtype, "seed": spec.seed,
+        "repeats": experiment.repeats, "min_time_s": experiment.min_time_s,
+        "threads": threads if impl.device == "cpu" else "library default",
+        "input_modes": "device,host" if impl.device == "gpu" else "host",
         "estimator": impl.estimator,
         **{f"shared.{k}": v for k, v in pairing.params.items()},
     }
@@ -110,14 +153,15 @@ def _log(recorder: Recorder, case: Case, record: dict[str, Any], experiment: Exp
     differences = pairing.differences(impl)
     if differences:
         tags["param_differences"] = " | ".join(differences)
-    for key in ("skip_reason", "error", "ran_on", "library_version"):
+    for key in ("skip_reason", "error", "ran_on", "threadpools", "library_version", "parity", "dataset_sha256"):
         if record.get(key):
             tags[key] = str(record[key])
     texts = {"worker_stderr.txt": record["stderr_tail"]} if record.get("stderr_tail") else None
     status = {"ok": "FINISHED", "skipped": "FINISHED", "failed": "FAILED"}[record["status"]]
-    recorder.log_case(case.name, status, params, record.get("metrics", {}), tags,
-                      history={"fit_time_repeat_s": record["fit_times"]} if record.get("fit_times") else None,
-                      texts=texts)
+    history = {name: record[key] for name, key in (("fit_time_repeat_s", "fit_times"),
+                                                   ("fit_host_input_time_repeat_s", "fit_host_times"))
+               if record.get(key)}
+    recorder.log_case(case.name, status, params, record.get("metrics", {}), tags, history=history, texts=texts)
 
 
 def _summary(record: dict[str, Any]) -> str:
@@ -127,5 +171,8 @@ def _summary(record: dict[str, Any]) -> str:
         return f"FAILED ({record['error']})"
     m = record["metrics"]
     speed = f", speed-up {m['speedup_fit']:.2f}x" if "speedup_fit" in m else ""
+    if "speedup_fit_ci_low" in m:
+        speed += f" [{m['speedup_fit_ci_low']:.2f}, {m['speedup_fit_ci_high']:.2f}]"
     main = record["main_metric"]
-    return f"fit {m['fit_time_s']:.3f} s{speed}, {main} {m[main]:.4g}"
+    parity = f" ({record['parity']})" if record.get("parity") else ""
+    return f"fit {m['fit_time_s']:.3f} s{speed}, {main} {m[main]:.4g}{parity}"

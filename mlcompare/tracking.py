@@ -39,14 +39,23 @@ class Recorder:
             found = self.client.get_experiment_by_name(name)
             self.experiment_id = found.experiment_id if found else self.client.create_experiment(name)
         self.parent_id: str | None = None
+        self._monitor = None
 
-    def start_suite(self, run_name: str, params: dict[str, Any], tags: dict[str, str]) -> str:
+    def start_suite(self, run_name: str, params: dict[str, Any], tags: dict[str, str],
+                    system_metrics: bool = False) -> str:
         if self.outer_run_id:
             self.parent_id = self.outer_run_id
             self.client.set_tag(self.parent_id, "mlflow.runName", run_name)
         else:
             self.parent_id = self.client.create_run(self.experiment_id, run_name=run_name).info.run_id
         self._log(self.parent_id, params=params, tags=tags)
+        if system_metrics:
+            # MLflow's own sampler (psutil; GPU through nvidia-ml-py when installed), on the suite run.
+            from mlflow.system_metrics.system_metrics_monitor import SystemMetricsMonitor
+
+            self._monitor = SystemMetricsMonitor(self.parent_id, sampling_interval=2,
+                                                 tracking_uri=self.tracking_uri)
+            self._monitor.start()
         return self.parent_id
 
     def log_case(self, run_name: str, status: str, params: dict[str, Any], metrics: dict[str, float],
@@ -65,6 +74,7 @@ class Recorder:
     def finish_suite(self, status: str, metrics: dict[str, float], tags: dict[str, str],
                      files: dict[str, str]) -> None:
         """Attach the suite's summary; close the parent unless `mlflow run` owns it."""
+        self._stop_monitor()
         self._log(self.parent_id, metrics=metrics, tags=tags)
         with tempfile.TemporaryDirectory() as tmp:
             for name, text in files.items():
@@ -75,8 +85,14 @@ class Recorder:
             self.client.set_terminated(self.parent_id, status)
 
     def abort_suite(self, status: str = "KILLED") -> None:
+        self._stop_monitor()
         if self.parent_id and not self.outer_run_id:
             self.client.set_terminated(self.parent_id, status)
+
+    def _stop_monitor(self) -> None:
+        if self._monitor is not None:
+            self._monitor.finish()
+            self._monitor = None
 
     def _log(self, run_id: str, params: dict[str, Any] | None = None, metrics: dict[str, float] | None = None,
              tags: dict[str, str] | None = None, history: dict[str, list[float]] | None = None) -> None:
