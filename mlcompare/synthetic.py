@@ -55,7 +55,7 @@ def _classification_model(d: int, rng: np.random.Generator, opts: dict[str, Any]
     redundant = min(d - informative, opts.get("n_redundant", 2))
     sep = opts.get("class_sep", 1.0)
     n_clusters = 2 * n_classes
-    vertices = rng.choice([-sep, sep], size=(n_clusters, informative))
+    vertices = _distinct_vertices(rng, n_clusters, informative) * sep
     transforms = rng.uniform(-1.0, 1.0, size=(n_clusters, informative, informative))
     mixing = rng.uniform(-1.0, 1.0, size=(informative, redundant))
     order = rng.permutation(d)
@@ -73,6 +73,16 @@ def _classification_model(d: int, rng: np.random.Generator, opts: dict[str, Any]
         return X[:, order], labels
 
     return draw
+
+
+def _distinct_vertices(rng: np.random.Generator, count: int, dims: int) -> np.ndarray:
+    """`count` different corners of the [-1, 1]^dims hypercube: no two clusters share a centre."""
+    corners: list[tuple[float, ...]] = []
+    while len(corners) < count:
+        corner = tuple(rng.choice([-1.0, 1.0], size=dims))
+        if corner not in corners:
+            corners.append(corner)
+    return np.array(corners)
 
 
 def _regression_model(d: int, rng: np.random.Generator, opts: dict[str, Any]) -> Model:
