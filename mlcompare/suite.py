@@ -12,7 +12,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 import psutil
@@ -21,7 +21,9 @@ import yaml
 from mlcompare import datasets, device, measure, quality, report, sysinfo
 from mlcompare.experiment import Case, Experiment
 from mlcompare.isolation import run_isolated
-from mlcompare.tracking import Recorder
+
+if TYPE_CHECKING:  # the suite needs only a recorder's methods; MLflow is imported by tracking.py
+    from mlcompare.tracking import Recorder
 
 
 @dataclass
