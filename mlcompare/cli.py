@@ -30,6 +30,16 @@ def _positive_int_or_empty(text: str) -> int | None:
     return value
 
 
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
+    return value
+
+
 def _name_list_or_empty(text: str) -> list[str] | None:
     names = [n.strip() for n in text.split(",") if n.strip()]
     return names or None
@@ -45,6 +55,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="warm fits per case (overrides the file)")
     run.add_argument("--implementations", type=_name_list_or_empty, default=None,
                      help="comma-separated implementation or library names to run, e.g. sklearn,xgboost")
+    run.add_argument("--threads", type=_positive_int_or_empty, default=None,
+                     help="CPU threads for every CPU implementation (default: the file's, else all physical cores)")
+    run.add_argument("--min-time", type=_non_negative_float, default=None, metavar="SECONDS",
+                     help="keep repeating warm fits until this much fit time is measured")
+    run.add_argument("--system-metrics", action="store_true",
+                     help="sample CPU/memory (and GPU, with nvidia-ml-py) on the suite run")
     run.add_argument("--quiet", action="store_true",
                      help="no progress output (on a terminal: no bar and no summary table; elsewhere: no lines)")
 
@@ -52,6 +68,18 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("experiment")
 
     sub.add_parser("list", help="every pairing and implementation, and whether it can run here")
+
+    data = sub.add_parser("datasets", help="dataset cards and the local cache")
+    data_sub = data.add_subparsers(dest="datasets_command", required=True, metavar="ACTION")
+    data_sub.add_parser("list", help="every card, whether its download is cached, and the cached datasets")
+    fetch = data_sub.add_parser("fetch", help="download (and verify) the named cards' files")
+    fetch.add_argument("names", nargs="+", metavar="NAME")
+    fetch.add_argument("--pin", action="store_true",
+                       help="for a card without a published sha256: record this download's hash")
+    verify = data_sub.add_parser("verify", help="check cached downloads and datasets against their hashes")
+    verify.add_argument("names", nargs="*", metavar="NAME")
+    clean = data_sub.add_parser("clean", help="delete the prepared datasets (and, with --downloads, the downloads)")
+    clean.add_argument("--downloads", action="store_true")
 
     report = sub.add_parser("report", help="the comparison table of recorded suites, read from the MLflow store",
                             description="Rebuild the comparison table from the MLflow store "
@@ -73,6 +101,10 @@ def main(argv: list[str] | None = None) -> int:
             return _validate(args)
         if args.command == "report":
             return _report(args)
+        if args.command == "datasets":
+            from mlcompare import dataset_cli
+
+            return dataset_cli.main(args)
         return _list()
     except InputError as exc:
         print(f"mlcompare: error: {exc}", file=sys.stderr)
@@ -83,8 +115,13 @@ def _run(args: argparse.Namespace) -> int:
     from mlcompare.experiment import load_experiment
 
     experiment = load_experiment(args.experiment, repeats=args.repeats, implementations=args.implementations)
+    if args.threads is not None:
+        experiment.threads = args.threads
+    if args.min_time is not None:
+        experiment.min_time_s = args.min_time
+    experiment.system_metrics = experiment.system_metrics or args.system_metrics
     # Imported only now: a bad file must not even open the store.
-    from mlcompare.suite import run_suite
+    from mlcompare.suite import prepare_datasets, run_suite
     from mlcompare.tracking import Recorder
 
     live = None
@@ -97,13 +134,15 @@ def _run(args: argparse.Namespace) -> int:
         say = live.say
     else:
         say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    prepared = prepare_datasets(experiment, say)  # before the store is touched
     try:
         if live:
             with live:
-                outcome = run_suite(experiment, Recorder(experiment.name), say=say, progress=live)
+                outcome = run_suite(experiment, Recorder(experiment.name), say=say, prepared=prepared,
+                                    progress=live)
             live.summary()
         else:
-            outcome = run_suite(experiment, Recorder(experiment.name), say=say)
+            outcome = run_suite(experiment, Recorder(experiment.name), say=say, prepared=prepared)
     except KeyboardInterrupt:
         print("mlcompare: interrupted; the suite run is marked KILLED", file=sys.stderr)
         return 130

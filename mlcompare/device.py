@@ -79,3 +79,56 @@ def synchronize() -> None:
     import cupy
 
     cupy.cuda.Device().synchronize()
+
+
+def gpu_memory_used() -> int:
+    """Bytes in use on the current device (all processes: the driver's own count)."""
+    import cupy
+
+    free, total = cupy.cuda.runtime.memGetInfo()
+    return int(total - free)
+
+
+@functools.lru_cache(maxsize=1)
+def driver_versions() -> dict[str, str]:
+    """The NVIDIA driver's version and the newest CUDA version it supports, when present."""
+    out: dict[str, str] = {}
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        version = ctypes.c_int(0)
+        if cuda.cuDriverGetVersion(ctypes.byref(version)) == 0:
+            out["cuda_driver_api"] = f"{version.value // 1000}.{version.value % 1000 // 10}"
+    except OSError:
+        return out
+    try:
+        nvml = ctypes.CDLL("libnvidia-ml.so.1")
+        text = ctypes.create_string_buffer(96)
+        if nvml.nvmlInit_v2() == 0 and nvml.nvmlSystemGetDriverVersion(text, 96) == 0:
+            out["driver"] = text.value.decode(errors="replace")
+    except OSError:
+        pass
+    return out
+
+
+def cuml_device_type() -> str | None:
+    """Where cuML says it executes ('gpu' or 'cpu'), when this cuML can say."""
+    try:
+        import cuml
+
+        return str(cuml.global_settings.device_type.name).lower()
+    except Exception:  # older cuML without device selection: it only runs on the GPU
+        return None
+
+
+
+def load_split(directory: Any) -> dict[str, Any]:
+    """A cached split read by cuDF straight into device memory (no host round trip)."""
+    import cudf
+
+    out = {}
+    for name in ("train", "test"):
+        frame = cudf.read_parquet(f"{directory}/{name}.parquet")
+        out[f"X_{name}"] = frame.drop(columns=["target"]).to_cupy()
+        out[f"y_{name}"] = frame["target"].to_cupy()
+    synchronize()
+    return out

@@ -16,10 +16,11 @@ from mlcompare import schema
 from mlcompare.datasets import GENERATORS, DatasetSpec
 from mlcompare.errors import InputError
 from mlcompare.pairings import Implementation, Pairing, load_catalog
+from mlcompare.tables import TableSource, load_cards, parse_file_entry
 
 DTYPES = ("float32", "float64")
-_TOP_KEYS = {"name", "description", "repeats", "dtype", "seed", "timeout_s", "datasets",
-             "pairings", "implementations"}
+_TOP_KEYS = {"name", "description", "repeats", "min_time_s", "threads", "system_metrics", "dtype", "seed",
+             "timeout_s", "datasets", "pairings", "implementations"}
 _DATASET_KEYS = {"generator", "n_samples", "n_features", "seed", "test_size", "dtype"}
 #: Generator-specific options: name -> (generators that take it, minimum value, integer?)
 _GENERATOR_OPTIONS: dict[str, tuple[tuple[str, ...], float, bool]] = {
@@ -62,6 +63,9 @@ class Experiment:
     sha256: str
     repeats: int
     timeout_s: float
+    min_time_s: float
+    threads: int | None  # None: every physical core
+    system_metrics: bool
     datasets: list[DatasetSpec]
     pairings: list[Pairing]
     implementations: list[str] | None
@@ -97,12 +101,16 @@ def load_experiment(path: str | Path, repeats: int | None = None,
     dtype = schema.expect_choice(source, "dtype", data.get("dtype", "float32"), list(DTYPES))
     seed = schema.expect_int(source, "seed", data.get("seed", 0), minimum=0)
     timeout_s = schema.expect_number(source, "timeout_s", data.get("timeout_s", 3600), low=1)
+    min_time_s = schema.expect_number(source, "min_time_s", data.get("min_time_s", 0.0), low=0.0)
+    threads = schema.expect_int(source, "threads", data["threads"]) if "threads" in data else None
+    system_metrics = schema.expect_bool(source, "system_metrics", data.get("system_metrics", False))
 
     entries = data["datasets"]
     if not isinstance(entries, list) or not entries:
         raise InputError(source, "datasets", f"expected a non-empty list of datasets, got {schema.type_name(entries)}")
+    cards = None if not any(isinstance(e, dict) and "dataset" in e for e in entries) else load_cards()
     datasets = [spec for i, entry in enumerate(entries)
-                for spec in _parse_dataset(source, f"datasets[{i}]", entry, dtype, seed)]
+                for spec in _parse_dataset(source, f"datasets[{i}]", entry, dtype, seed, cards)]
 
     pairing_names = schema.expect_str_list(source, "pairings", data.get("pairings", list(catalog)))
     pairings = []
@@ -133,7 +141,8 @@ def load_experiment(path: str | Path, repeats: int | None = None,
     if repeats is not None:
         file_repeats = schema.expect_int("--repeats", None, repeats, minimum=1)
     experiment = Experiment(name=name, source=source, sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
-                            repeats=file_repeats, timeout_s=timeout_s, datasets=datasets,
+                            repeats=file_repeats, timeout_s=timeout_s, min_time_s=min_time_s,
+                            threads=threads, system_metrics=system_metrics, datasets=datasets,
                             pairings=pairings, implementations=impl_names, raw=data)
     if not experiment.cases():
         raise InputError(source, "implementations", "selects no case to run")
@@ -143,11 +152,44 @@ def load_experiment(path: str | Path, repeats: int | None = None,
 def _generators_for(task: str) -> str:
     from mlcompare.datasets import GENERATOR_TASKS
 
-    return ", ".join(g for g, tasks in GENERATOR_TASKS.items() if task in tasks)
+    generators = [g for g, tasks in GENERATOR_TASKS.items() if task in tasks]
+    return ", ".join(generators + [f"or a {task} dataset card or file"])
 
 
-def _parse_dataset(source: str, field_: str, entry: Any, dtype: str, seed: int) -> list[DatasetSpec]:
+def _parse_dataset(source: str, field_: str, entry: Any, dtype: str, seed: int,
+                   cards: dict[str, TableSource] | None) -> list[DatasetSpec]:
     entry = schema.expect_mapping(source, field_, entry)
+    kinds = [k for k in ("generator", "dataset", "file") if k in entry]
+    if len(kinds) != 1:
+        raise InputError(source, field_, "needs exactly one of generator (synthetic), dataset (a card "
+                         "in datasets/) or file (your own CSV / Parquet)")
+    test_size = schema.expect_number(source, f"{field_}.test_size", entry.get("test_size", 0.25), 0.05, 0.95)
+    spec_dtype = schema.expect_choice(source, f"{field_}.dtype", entry.get("dtype", dtype), list(DTYPES))
+    spec_seed = schema.expect_int(source, f"{field_}.seed", entry.get("seed", seed), minimum=0)
+    common = {"seed": spec_seed, "test_size": test_size, "dtype": spec_dtype}
+    if kinds[0] == "generator":
+        return _parse_synthetic(source, field_, entry, common)
+    if kinds[0] == "file":
+        table = parse_file_entry(entry, source, field_)
+    else:
+        schema.check_keys(source, field_, entry, {"dataset", "n_samples", "seed", "test_size", "dtype"})
+        cards = load_cards() if cards is None else cards
+        name = schema.expect_str(source, f"{field_}.dataset", entry["dataset"])
+        if name not in cards:
+            raise InputError(source, f"{field_}.dataset", f"unknown dataset {name!r} (cards: {', '.join(sorted(cards))})")
+        table = cards[name]
+    rows = [None]
+    if entry.get("n_samples") is not None:
+        rows = schema.expect_int_or_list(source, f"{field_}.n_samples", entry["n_samples"], minimum=20)
+        for i, n in enumerate(rows):
+            if table.rows and n > table.rows:
+                raise InputError(source, f"{field_}.n_samples", f"{n} rows requested, {table.name} has {table.rows}")
+    kind = "file" if kinds[0] == "file" else "card"
+    return [DatasetSpec(name=table.name, n_samples=n, n_features=table.features, kind=kind, table=table, **common)
+            for n in rows]
+
+
+def _parse_synthetic(source: str, field_: str, entry: dict, common: dict[str, Any]) -> list[DatasetSpec]:
     schema.check_keys(source, field_, entry, _DATASET_KEYS | set(_GENERATOR_OPTIONS),
                       {"generator", "n_samples", "n_features"})
     generator = schema.expect_choice(source, f"{field_}.generator", entry["generator"], list(GENERATORS))
@@ -170,8 +212,5 @@ def _parse_dataset(source: str, field_: str, entry: Any, dtype: str, seed: int) 
         if generator == "classification" and 2 ** informative < 2 * options.get("n_classes", 2):
             raise InputError(source, f"{field_}.n_informative", "too few informative features for "
                              "n_classes (needs 2**n_informative >= 2 * n_classes)")
-    test_size = schema.expect_number(source, f"{field_}.test_size", entry.get("test_size", 0.25), 0.05, 0.95)
-    spec_dtype = schema.expect_choice(source, f"{field_}.dtype", entry.get("dtype", dtype), list(DTYPES))
-    spec_seed = schema.expect_int(source, f"{field_}.seed", entry.get("seed", seed), minimum=0)
-    return [DatasetSpec(generator=generator, n_samples=n, n_features=d, seed=spec_seed, test_size=test_size,
-                        dtype=spec_dtype, options=options) for n, d in itertools.product(rows, cols)]
+    return [DatasetSpec(name=generator, n_samples=n, n_features=d, options=options, **common)
+            for n, d in itertools.product(rows, cols)]

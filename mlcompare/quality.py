@@ -51,3 +51,43 @@ def score(metric: str, y_true: np.ndarray, pred: np.ndarray, proba: np.ndarray |
 def score_all(metrics: tuple[str, ...], y_true: np.ndarray, outputs: dict[str, Any]) -> dict[str, float]:
     return {m: score(m, y_true, outputs["pred"], outputs.get("proba"), outputs.get("X"),
                      outputs.get("centers")) for m in metrics}
+
+
+#: How far an implementation's main metric may fall behind the baseline's and still be
+#: "ok". Bounded scores take an absolute tolerance (points); unbounded losses a relative one.
+DEFAULT_TOLERANCE = {"accuracy": 0.01, "roc_auc": 0.01, "r2": 0.01, "adjusted_rand": 0.02,
+                     "log_loss": 0.05, "rmse": 0.05, "inertia": 0.01}
+RELATIVE_TOLERANCE = {"log_loss", "rmse", "inertia"}
+
+
+def quality_delta(metric: str, value: float, baseline: float) -> float:
+    """value − baseline; for unbounded losses relative to the baseline (0.05 = 5 % more loss)."""
+    if metric in RELATIVE_TOLERANCE:
+        return (value - baseline) / abs(baseline) if baseline else 0.0
+    return value - baseline
+
+
+def parity(metric: str, delta: float, tolerance: float) -> str:
+    """'ok' unless the implementation is worse than the baseline by more than the tolerance."""
+    worse = -delta if HIGHER_IS_BETTER[metric] else delta
+    return "degraded" if worse > tolerance + 1e-12 else "ok"
+
+
+def prediction_agreement(task: str, pred: np.ndarray, baseline_pred: np.ndarray) -> float:
+    """How alike two implementations' test predictions are.
+
+    Classifiers: the share of identical labels. Clusterings: the same after matching the
+    cluster ids one to one (Hungarian method on the contingency table), since ids are
+    arbitrary. Regressors: Pearson correlation of the predicted values.
+    """
+    if task == "regression":
+        if np.std(pred) == 0 or np.std(baseline_pred) == 0:
+            return float(np.array_equal(pred, baseline_pred))
+        return float(np.corrcoef(pred.astype(np.float64), baseline_pred.astype(np.float64))[0, 1])
+    if task == "clustering":
+        from scipy.optimize import linear_sum_assignment
+
+        table = skm.cluster.contingency_matrix(baseline_pred, pred)
+        rows, cols = linear_sum_assignment(table, maximize=True)
+        return float(table[rows, cols].sum() / len(pred))
+    return float(np.mean(pred == baseline_pred))

@@ -83,6 +83,12 @@ def expect_int(source: str, field: str, value: Any, minimum: int = 1) -> int:
     return value
 
 
+def expect_bool(source: str, field: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise InputError(source, field, f"expected true or false, got {value!r}")
+    return value
+
+
 def expect_number(source: str, field: str, value: Any, low: float, high: float | None = None) -> float:
     ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     if ok and value == value and value >= low and (high is None or value <= high):

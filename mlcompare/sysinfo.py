@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import platform
+import subprocess
 from importlib import metadata
+from pathlib import Path
 
 import psutil
 
@@ -39,6 +41,8 @@ def fingerprint() -> dict[str, str]:
         "host.gpu": ", ".join(gpus) if gpus else f"none: {why}",
         "host.gpu_count": str(len(gpus)),
         "version.mlcompare": __version__,
+        **{f"host.nvidia_{k}": v for k, v in device.driver_versions().items()},
+        **git_state(),
     }
     for package in _PACKAGES:
         try:
@@ -46,3 +50,19 @@ def fingerprint() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             continue
     return tags
+
+
+def git_state() -> dict[str, str]:
+    """The commit mlcompare's own code came from, and whether its tree had local changes."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                                timeout=10)
+        if commit.returncode != 0:
+            return {}
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                                capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    return {"mlcompare.git_commit": commit.stdout.strip(),
+            "mlcompare.git_dirty": str(bool(status.stdout.strip())).lower()}

@@ -8,6 +8,7 @@ MLFLOW_TRACKING_URI when set, else MLflow's own default (SQLite `mlflow.db` here
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import mlflow
-from mlflow.entities import Metric, Param, RunTag
+from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 
 if TYPE_CHECKING:
@@ -43,24 +44,35 @@ class Recorder:
             found = self.client.get_experiment_by_name(name)
             self.experiment_id = found.experiment_id if found else self.client.create_experiment(name)
         self.parent_id: str | None = None
+        self._monitor = None
 
-    def start_suite(self, run_name: str, params: dict[str, Any], tags: dict[str, str]) -> str:
+    def start_suite(self, run_name: str, params: dict[str, Any], tags: dict[str, str],
+                    system_metrics: bool = False) -> str:
         if self.outer_run_id:
             self.parent_id = self.outer_run_id
             self.client.set_tag(self.parent_id, "mlflow.runName", run_name)
         else:
             self.parent_id = self.client.create_run(self.experiment_id, run_name=run_name).info.run_id
         self._log(self.parent_id, params=params, tags=tags)
+        if system_metrics:
+            # MLflow's own sampler (psutil; GPU through nvidia-ml-py when installed), on the suite run.
+            from mlflow.system_metrics.system_metrics_monitor import SystemMetricsMonitor
+
+            self._monitor = SystemMetricsMonitor(self.parent_id, sampling_interval=2,
+                                                 tracking_uri=self.tracking_uri)
+            self._monitor.start()
         return self.parent_id
 
     def log_case(self, run_name: str, status: str, params: dict[str, Any], metrics: dict[str, float],
                  tags: dict[str, str], history: dict[str, list[float]] | None = None,
-                 texts: dict[str, str] | None = None) -> str:
+                 texts: dict[str, str] | None = None, dataset: dict[str, Any] | None = None) -> str:
         """One finished case as a child run: created, filled and closed in one go."""
         run = self.client.create_run(self.experiment_id, run_name=run_name,
                                      tags={"mlflow.parentRunId": self.parent_id})
         run_id = run.info.run_id
         self._log(run_id, params=params, metrics=metrics, tags=tags, history=history)
+        if dataset:
+            self.client.log_inputs(run_id, datasets=[_dataset_input(dataset)])
         for name, text in (texts or {}).items():
             self.client.log_text(run_id, text, name)
         self.client.set_terminated(run_id, status)
@@ -77,6 +89,7 @@ class Recorder:
         `files` maps artifact paths (folders allowed, e.g. `plots/speedup.png`) to text or
         bytes; `tables` go through `log_table`, so the UI shows them as tables.
         """
+        self._stop_monitor()
         self._log(self.parent_id, metrics=metrics, tags=tags)
         with tempfile.TemporaryDirectory() as tmp:
             for name, content in files.items():
@@ -94,8 +107,14 @@ class Recorder:
             self.client.set_terminated(self.parent_id, status)
 
     def abort_suite(self, status: str = "KILLED") -> None:
+        self._stop_monitor()
         if self.parent_id and not self.outer_run_id:
             self.client.set_terminated(self.parent_id, status)
+
+    def _stop_monitor(self) -> None:
+        if self._monitor is not None:
+            self._monitor.finish()
+            self._monitor = None
 
     def _log(self, run_id: str, params: dict[str, Any] | None = None, metrics: dict[str, float] | None = None,
              tags: dict[str, str] | None = None, history: dict[str, list[float]] | None = None) -> None:
@@ -108,6 +127,20 @@ class Recorder:
         while p or t or m:
             self.client.log_batch(run_id, metrics=m[:_MAX_METRICS], params=p[:_MAX_PARAMS], tags=t[:_MAX_TAGS])
             p, t, m = p[_MAX_PARAMS:], t[_MAX_TAGS:], m[_MAX_METRICS:]
+
+
+def _dataset_input(info: dict[str, Any]) -> DatasetInput:
+    """The data a case used, as MLflow's dataset entity (shown in the run's Datasets panel)."""
+    source = str(info["source"])
+    source_type = "http" if source.startswith("http") else "code" if source.startswith(("synthetic:", "sklearn.")) \
+        else "local"
+    schema = {"mlflow_colspec": [{"type": "float" if info["dtype"] == "float32" else "double",
+                                  "name": f"f{i}"} for i in range(int(info["features"]))]}
+    entity = Dataset(name=info["name"], digest=info["digest"], source_type=source_type,
+                     source=json.dumps({"uri": source} if source_type != "code" else {"tags": {"generator": source}}),
+                     schema=json.dumps(schema), profile=json.dumps({"num_rows": info["rows"],
+                                                                    "num_features": info["features"]}))
+    return DatasetInput(entity, tags=[InputTag("mlflow.data.context", "train+test")])
 
 
 def _clip(value: Any) -> str:

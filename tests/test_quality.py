@@ -36,3 +36,35 @@ def test_multiclass_auc_uses_all_columns():
     y = np.array([0, 1, 2, 2])
     proba = np.eye(3)[[0, 1, 2, 2]] * 0.9 + 0.1 / 3
     assert score("roc_auc", y, proba.argmax(1), proba=proba) == 1.0
+
+
+def test_parity_rules_per_metric():
+    from mlcompare.quality import DEFAULT_TOLERANCE, parity, quality_delta
+
+    assert DEFAULT_TOLERANCE["accuracy"] == 0.01 and DEFAULT_TOLERANCE["r2"] == 0.01
+    assert DEFAULT_TOLERANCE["adjusted_rand"] == 0.02
+    assert parity("accuracy", quality_delta("accuracy", 0.940, 0.945), 0.01) == "ok"
+    assert parity("accuracy", quality_delta("accuracy", 0.930, 0.945), 0.01) == "degraded"
+    assert parity("accuracy", quality_delta("accuracy", 0.990, 0.945), 0.01) == "ok"  # better is fine
+    assert parity("adjusted_rand", quality_delta("adjusted_rand", 0.97, 0.99), 0.02) == "ok"
+    assert parity("adjusted_rand", quality_delta("adjusted_rand", 0.96, 0.99), 0.02) == "degraded"
+    # losses: relative, and larger is worse
+    assert quality_delta("rmse", 11.0, 10.0) == pytest.approx(0.1)
+    assert parity("rmse", quality_delta("rmse", 10.4, 10.0), 0.05) == "ok"
+    assert parity("rmse", quality_delta("rmse", 10.6, 10.0), 0.05) == "degraded"
+    assert parity("rmse", quality_delta("rmse", 5.0, 10.0), 0.05) == "ok"
+
+
+def test_prediction_agreement():
+    from mlcompare.quality import prediction_agreement
+
+    base = np.array([0, 0, 1, 1, 2, 2])
+    assert prediction_agreement("classification", np.array([0, 0, 1, 1, 2, 1]), base) == pytest.approx(5 / 6)
+    # cluster ids are arbitrary: a renaming is full agreement, one moved point is not
+    assert prediction_agreement("clustering", np.array([2, 2, 0, 0, 1, 1]), base) == 1.0
+    assert prediction_agreement("clustering", np.array([2, 2, 0, 0, 1, 0]), base) == pytest.approx(5 / 6)
+    # but classifier labels are not arbitrary
+    assert prediction_agreement("classification", np.array([2, 2, 0, 0, 1, 1]), base) == 0.0
+    y = np.linspace(0, 1, 50)
+    assert prediction_agreement("regression", 3 * y + 1, y) == pytest.approx(1.0)
+    assert prediction_agreement("regression", -y, y) == pytest.approx(-1.0)

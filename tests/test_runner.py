@@ -10,10 +10,10 @@ import pytest
 from mlcompare import device
 from mlcompare.datasets import DatasetSpec, materialise
 from mlcompare.pairings import load_catalog
-from mlcompare.runner import FallbackError, run_case, verify_device
+from mlcompare.runner import FallbackError, run_case, verify_device, with_threads
 
 CATALOG = load_catalog()
-DATA = {"clustering": DatasetSpec("blobs", 400, 4, options={"centers": 8}),
+DATA = {"clustering": DatasetSpec("blobs", 400, 10, options={"centers": 8}),
         "classification": DatasetSpec("classification", 400, 6),
         "regression": DatasetSpec("regression", 400, 5)}
 
@@ -40,7 +40,7 @@ def test_cpu_case_reports_times_and_quality(tmp_path, pairing, impl):
     assert m["transfer_time_s"] == 0.0  # host data for a CPU implementation
     for metric in CATALOG[pairing].metrics:
         assert np.isfinite(m[metric])
-    assert record["ran_on"] == "cpu"
+    assert record["ran_on"].startswith("cpu")
     assert record["library_version"] != "unknown"
     assert record["effective_params"]
 
@@ -70,4 +70,35 @@ def test_xgboost_silent_cpu_fallback_is_caught():
         model = xgboost.XGBClassifier(n_estimators=3, device="cuda").fit(X, y)
     with pytest.raises(FallbackError, match="silent CPU fallback"):
         verify_device(model, {"library": "xgboost", "device": "gpu"})
-    assert verify_device(model, {"library": "xgboost", "device": "cpu"}) == "cpu"
+    assert verify_device(model, {"library": "xgboost", "device": "cpu"}) == "cpu (XGBoost booster config)"
+
+
+def test_cpu_estimators_get_the_experiments_threads(tmp_path):
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LinearRegression
+
+    assert with_threads(RandomForestClassifier, {"n_jobs": -1}, 2) == {"n_jobs": 2}
+    assert with_threads(RandomForestClassifier, {}, 3) == {"n_jobs": 3}
+    assert with_threads(RandomForestClassifier, {"n_jobs": 1}, 4) == {"n_jobs": 1}  # pinned: kept
+    assert with_threads(LinearRegression, {}, 2) == {"n_jobs": 2}
+    from sklearn.cluster import KMeans
+    assert with_threads(KMeans, {}, 2) == {}  # no n_jobs: its OpenMP pool is limited instead
+    spec = spec_for("random_forest", "sklearn", tmp_path) | {"threads": 1, "repeats": 1}
+    record = run_case(spec)
+    assert record["effective_params"]["n_jobs"] == "1"
+    assert "openmp:1" in record["threadpools"] or "blas:1" in record["threadpools"]
+
+
+def test_record_has_the_statistics_and_end_to_end_time(tmp_path):
+    spec = spec_for("linear_regression", "sklearn", tmp_path) | {"repeats": 5,
+                                                                "predictions_path": str(tmp_path / "p.npy")}
+    record = run_case(spec)
+    m = record["metrics"]
+    assert m["fit_repeats"] == 5 == len(record["fit_times"])
+    assert m["fit_time_iqr_s"] >= 0 and m["fit_time_cv"] >= 0
+    assert m["fit_host_input_time_s"] == m["fit_time_s"]  # a CPU implementation's input is on the host
+    assert m["end_to_end_time_s"] == pytest.approx(m["fit_time_s"] + m["predict_time_s"])
+    assert m["fit_peak_host_memory_mb"] >= 0 and "fit_peak_gpu_memory_mb" not in m
+    assert np.load(tmp_path / "p.npy").shape == (100,)
+    more = run_case(spec | {"repeats": 1, "min_time_s": 0.05})
+    assert sum(more["fit_times"]) >= 0.05 and len(more["fit_times"]) >= 2

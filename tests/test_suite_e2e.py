@@ -124,3 +124,42 @@ def test_default_store_is_mlflow_db_in_the_working_directory(tmp_path):
     assert result.returncode == 0, result.stderr
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
     assert len(client.search_runs([client.get_experiment_by_name("one").experiment_id])) == 2
+
+
+def test_every_case_is_compared_with_its_baseline(suite_store):
+    from mlcompare.suite import default_threads
+
+    _, runs, _ = suite_store
+    ran = [r for r in runs if r.data.tags.get("case_status") == "ok"]
+    for run in ran:
+        m, tags = run.data.metrics, run.data.tags
+        assert tags["parity"] in ("ok", "degraded")
+        assert run.data.params["threads"] == str(default_threads())
+        assert tags["threadpools"] and tags["ran_on"].startswith("cpu")
+        assert len(tags["dataset_sha256"]) == 64 and tags["host.cpu_model"]
+        assert {"fit_time_iqr_s", "fit_time_cv", "end_to_end_time_s", "fit_host_input_time_s",
+                "speedup_end_to_end", "fit_peak_host_memory_mb", "load_time_s"} <= set(m)
+        (logged,) = run.inputs.dataset_inputs
+        assert logged.dataset.digest == tags["dataset_sha256"][:16] and logged.dataset.source_type == "code"
+        if run.data.params["implementation"] == "sklearn":
+            assert m["quality_delta"] == 0.0 and m["prediction_agreement"] == 1.0
+            assert "speedup_fit_ci_low" not in m
+    xgb = next(r for r in ran if r.data.params["implementation"] == "xgboost_cpu")
+    m = xgb.data.metrics
+    assert 0 < m["speedup_fit_ci_low"] <= m["speedup_fit"] <= m["speedup_fit_ci_high"]
+    assert 0.8 < m["prediction_agreement"] <= 1.0  # two boosted models on easy data mostly agree
+    assert abs(m["quality_delta"]) < 0.1
+    assert xgb.data.params["estimator.n_jobs"] == xgb.data.params["threads"]
+
+
+def test_system_metrics_are_sampled_on_request(workdir):
+    (workdir / "one.yaml").write_text(
+        "name: sysm\nrepeats: 3\nsystem_metrics: true\n"
+        "datasets: [{generator: classification, n_samples: 3000, n_features: 10}]\n"
+        "pairings: [random_forest]\nimplementations: [sklearn]\n")
+    result = run_cli("run", "one.yaml", cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    client = MlflowClient()
+    runs = client.search_runs([client.get_experiment_by_name("sysm").experiment_id])
+    parent = next(r for r in runs if "mlflow.parentRunId" not in r.data.tags)
+    assert any(k.startswith("system/cpu_utilization") for k in parent.data.metrics), parent.data.metrics

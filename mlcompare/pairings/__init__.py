@@ -16,7 +16,7 @@ from typing import Any
 
 from mlcompare import schema
 from mlcompare.errors import InputError
-from mlcompare.quality import TASK_METRICS
+from mlcompare.quality import DEFAULT_TOLERANCE, TASK_METRICS
 
 CATALOG_DIR = Path(__file__).parent
 
@@ -51,6 +51,11 @@ class Pairing:
     baseline: str
     description: str = ""
     source: str = ""
+    parity_tolerance: float = 0.0  # for the main metric (the first listed)
+
+    @property
+    def main_metric(self) -> str:
+        return self.metrics[0]
 
     def estimator_params(self, impl: Implementation) -> dict[str, Any]:
         """The keyword arguments the implementation's estimator is built with."""
@@ -69,7 +74,8 @@ class Pairing:
         return dropped + list(impl.differences)
 
 
-_PAIRING_KEYS = {"name", "task", "description", "metrics", "params", "implementations", "baseline"}
+_PAIRING_KEYS = {"name", "task", "description", "metrics", "params", "implementations", "baseline",
+                 "parity_tolerance"}
 _IMPL_KEYS = {"estimator", "device", "rename", "params", "differences"}
 
 
@@ -89,9 +95,12 @@ def parse_pairing(data: dict, source: str) -> Pairing:
              for key, value in impls_data.items()}
     baseline = data.get("baseline", next(iter(impls)))
     schema.expect_choice(source, "baseline", baseline, list(impls))
+    tolerance = schema.expect_number(source, "parity_tolerance",
+                                     data.get("parity_tolerance", DEFAULT_TOLERANCE[metrics[0]]), low=0.0)
     return Pairing(name=name, task=task, metrics=tuple(metrics), params=dict(shared),
                    implementations=impls, baseline=baseline,
-                   description=str(data.get("description", "")), source=source)
+                   description=str(data.get("description", "")), source=source,
+                   parity_tolerance=tolerance)
 
 
 def _parse_implementation(source: str, field_: str, name: str, data: Any, shared: dict) -> Implementation:
