@@ -18,6 +18,8 @@ from mlcompare.errors import InputError
 from mlcompare.pairings import Implementation, Pairing, load_catalog
 
 DTYPES = ("float32", "float64")
+#: numpy's legacy seeding (scikit-learn's random_state) takes 32-bit seeds only.
+MAX_SEED = 2**32 - 1
 _TOP_KEYS = {"name", "description", "repeats", "dtype", "seed", "timeout_s", "datasets",
              "pairings", "implementations"}
 _DATASET_KEYS = {"generator", "n_samples", "n_features", "seed", "test_size", "dtype"}
@@ -84,7 +86,8 @@ class Experiment:
 
 def load_experiment(path: str | Path, repeats: int | None = None,
                     implementations: list[str] | None = None,
-                    catalog: dict[str, Pairing] | None = None) -> Experiment:
+                    catalog: dict[str, Pairing] | None = None,
+                    timeout_s: float | None = None) -> Experiment:
     """Read and validate an experiment file; CLI overrides are validated the same way."""
     path = Path(path)
     source = str(path)
@@ -92,11 +95,13 @@ def load_experiment(path: str | Path, repeats: int | None = None,
     catalog = load_catalog() if catalog is None else catalog
     schema.check_keys(source, "", data, _TOP_KEYS, {"name", "datasets"})
 
-    name = schema.expect_str(source, "name", data["name"])
+    name = schema.expect_name(source, "name", data["name"], limit=200)
+    if not isinstance(data.get("description", ""), str):
+        raise InputError(source, "description", f"expected a string, got {schema.type_name(data['description'])}")
     file_repeats = schema.expect_int(source, "repeats", data.get("repeats", 3), minimum=1)
     dtype = schema.expect_choice(source, "dtype", data.get("dtype", "float32"), list(DTYPES))
-    seed = schema.expect_int(source, "seed", data.get("seed", 0), minimum=0)
-    timeout_s = schema.expect_number(source, "timeout_s", data.get("timeout_s", 3600), low=1)
+    seed = schema.expect_int(source, "seed", data.get("seed", 0), minimum=0, maximum=MAX_SEED)
+    file_timeout_s = schema.expect_number(source, "timeout_s", data.get("timeout_s", 3600), low=1)
 
     entries = data["datasets"]
     if not isinstance(entries, list) or not entries:
@@ -132,8 +137,11 @@ def load_experiment(path: str | Path, repeats: int | None = None,
 
     if repeats is not None:
         file_repeats = schema.expect_int("--repeats", None, repeats, minimum=1)
+    if timeout_s is not None:
+        timeout_s = schema.expect_number("--timeout", None, timeout_s, low=1)
     experiment = Experiment(name=name, source=source, sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
-                            repeats=file_repeats, timeout_s=timeout_s, datasets=datasets,
+                            repeats=file_repeats, timeout_s=file_timeout_s if timeout_s is None else timeout_s,
+                            datasets=datasets,
                             pairings=pairings, implementations=impl_names, raw=data)
     if not experiment.cases():
         raise InputError(source, "implementations", "selects no case to run")
@@ -167,11 +175,12 @@ def _parse_dataset(source: str, field_: str, entry: Any, dtype: str, seed: int) 
         if informative + options.get("n_redundant", 0) > d:
             raise InputError(source, f"{field_}.n_informative",
                              f"informative plus redundant features exceed n_features {d}")
-        if generator == "classification" and 2 ** informative < 2 * options.get("n_classes", 2):
+        # 2**informative < 2*n_classes, without computing a power of a huge exponent
+        if generator == "classification" and informative < (2 * options.get("n_classes", 2) - 1).bit_length():
             raise InputError(source, f"{field_}.n_informative", "too few informative features for "
                              "n_classes (needs 2**n_informative >= 2 * n_classes)")
     test_size = schema.expect_number(source, f"{field_}.test_size", entry.get("test_size", 0.25), 0.05, 0.95)
     spec_dtype = schema.expect_choice(source, f"{field_}.dtype", entry.get("dtype", dtype), list(DTYPES))
-    spec_seed = schema.expect_int(source, f"{field_}.seed", entry.get("seed", seed), minimum=0)
+    spec_seed = schema.expect_int(source, f"{field_}.seed", entry.get("seed", seed), minimum=0, maximum=MAX_SEED)
     return [DatasetSpec(generator=generator, n_samples=n, n_features=d, seed=spec_seed, test_size=test_size,
                         dtype=spec_dtype, options=options) for n, d in itertools.product(rows, cols)]
