@@ -55,3 +55,46 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None,
     full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), full_env.get("PYTHONPATH")]))
     return subprocess.run([sys.executable, "-m", "mlcompare", *args], cwd=cwd, env=full_env,
                           capture_output=True, text=True, timeout=timeout)
+
+
+FAULTS = Path(__file__).resolve().parent / "faults"
+
+
+@pytest.fixture
+def faults(workdir) -> dict:
+    """Environment that adds the test-only `faults` pairing (estimators that crash, hang, ...)."""
+    folder = workdir / "faults"
+    folder.mkdir()
+    return {"PYTHONPATH": str(FAULTS), "MLCOMPARE_PAIRING_DIRS": str(FAULTS / "pairings"),
+            "MLCOMPARE_ESTIMATOR_MODULES": "faulty_estimators", "MLCOMPARE_FAULTS_DIR": str(folder)}
+
+
+def faults_experiment(workdir: Path, implementations: list[str], sizes: list[int] = (200,),
+                      name: str = "faults") -> Path:
+    """An experiment over the `faults` pairing: one regression dataset per size."""
+    sizes = ", ".join(str(n) for n in sizes)
+    return write(workdir / f"{name}.yaml", f"""\
+        name: {name}
+        repeats: 1
+        datasets: [{{generator: regression, n_samples: [{sizes}], n_features: 3}}]
+        pairings: [faults]
+        implementations: [{", ".join(implementations)}]
+    """)
+
+
+def store_runs(experiment_name: str, tracking_uri: str | None = None) -> list:
+    """Every run of an MLflow experiment, oldest first, read back with MLflow's own client."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=tracking_uri)
+    experiment = client.get_experiment_by_name(experiment_name)
+    if experiment is None:
+        return []
+    return client.search_runs([experiment.experiment_id], max_results=5000,
+                              order_by=["attributes.start_time ASC"])
+
+
+def by_implementation(runs: list) -> dict:
+    """Child runs keyed by (implementation, n_samples)."""
+    return {(r.data.params["implementation"], int(r.data.params["n_samples"])): r
+            for r in runs if "mlflow.parentRunId" in r.data.tags}
