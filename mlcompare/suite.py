@@ -99,8 +99,10 @@ def run_suite(experiment: Experiment, recorder: Recorder,
                     f"{len(cases) - index} cases not run")
                 break
         guard.check()
-    except Interrupted:
-        recorder.abort_suite("KILLED")
+    except Interrupted as stop:
+        # a tag as well as the status: after Ctrl-C, `mlflow run` (3.17) overwrites its run's
+        # KILLED with FAILED (its launcher compares a status name with status numbers)
+        recorder.abort_suite("KILLED", tags={"interrupted_by": stop.signal_name})
         raise
     except BaseException:
         recorder.abort_suite("FAILED")

@@ -179,13 +179,15 @@ class Recorder:
         if not self.outer_run_id:
             self.client.set_terminated(self.parent_id, status)
 
-    def abort_suite(self, status: str = "KILLED") -> None:
-        """Close every run this suite left open, the parent too (even one `mlflow run` owns:
-        it would only call it FAILED), so that nothing stays RUNNING."""
+    def abort_suite(self, status: str = "KILLED", tags: dict[str, str] | None = None) -> None:
+        """Close every run this suite left open, the parent too (even one `mlflow run` owns),
+        so that nothing stays RUNNING; `tags` go on the parent first."""
         for run_id in sorted(self._open):
             self.client.set_terminated(run_id, status)
             self._open.discard(run_id)
         if self.parent_id:
+            if tags:
+                self._log(self.parent_id, tags=tags)
             self.client.set_terminated(self.parent_id, status)
 
     def _log(self, run_id: str, params: dict[str, Any] | None = None, metrics: dict[str, float] | None = None,

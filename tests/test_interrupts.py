@@ -53,7 +53,7 @@ def test_a_signal_kills_the_current_case_and_resume_finishes_the_rest(workdir, f
     runs = store_runs("faults")
     assert not [r for r in runs if r.info.status == "RUNNING"]
     parent = next(r for r in runs if "mlflow.parentRunId" not in r.data.tags)
-    assert parent.info.status == "KILLED"
+    assert parent.info.status == "KILLED" and parent.data.tags["interrupted_by"] == name
     cases = by_implementation(runs)
     assert sorted(cases) == [("gate", 200), ("sklearn", 200)]  # the cases after it never started
     assert cases["sklearn", 200].info.status == "FINISHED"
