@@ -72,21 +72,13 @@ def run_suite(experiment: Experiment, recorder: Recorder,
         for index, case in enumerate(cases, 1):
             guard.check()
             case_fp = resume_keys.case_fingerprint(case, experiment_fp)
-            if case_fp in finished:
-                record = _reused(case, finished[case_fp])
-            else:
-                try:
-                    record = _run_one(case, experiment, prepared, say, guard)
-                except Interrupted as stop:  # while its dataset was being prepared
-                    record = _base(case) | {"status": "killed", "failure": "interrupted",
-                                            "signal": stop.signal_name,
-                                            "error": f"interrupted by {stop.signal_name} while preparing its dataset"}
-            fit = record.get("metrics", {}).get("fit_time_s")
+            reused = case_fp in finished
+            record = _reused(case, finished[case_fp]) if reused else _run_one(case, experiment, prepared, say, guard)
             if record["status"] == "ok" and case.is_baseline:
-                baselines[case.group] = fit
-            if record["status"] == "ok" and case.group in baselines and "reused_from" not in record:
-                record["metrics"]["speedup_fit"] = baselines[case.group] / fit
-            if "reused_from" not in record:
+                baselines[case.group] = record["metrics"]["fit_time_s"]
+            if not reused:
+                if record["status"] == "ok" and case.group in baselines:
+                    record["metrics"]["speedup_fit"] = baselines[case.group] / record["metrics"]["fit_time_s"]
                 keys = {EXPERIMENT_FINGERPRINT_TAG: experiment_fp, CASE_FINGERPRINT_TAG: case_fp}
                 _log(recorder, case, record, experiment, fingerprint | keys)
             outcome.records.append(record)
@@ -155,6 +147,9 @@ def _run_one(case: Case, experiment: Experiment, prepared: dict[str, Path | str]
         try:
             with guard.interruptible():
                 prepared[key] = datasets.materialise(case.dataset)
+        except Interrupted as stop:
+            return base | {"status": "killed", "failure": "interrupted", "signal": stop.signal_name,
+                           "error": f"interrupted by {stop.signal_name} while preparing its dataset"}
         except Exception as exc:  # noqa: BLE001 - e.g. MemoryError: its cases fail, the suite goes on
             prepared[key] = f"dataset {case.dataset.label} could not be prepared: {type(exc).__name__}: {exc}"
     if isinstance(prepared[key], str):

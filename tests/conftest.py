@@ -98,3 +98,13 @@ def by_implementation(runs: list) -> dict:
     """Child runs keyed by (implementation, n_samples)."""
     return {(r.data.params["implementation"], int(r.data.params["n_samples"])): r
             for r in runs if "mlflow.parentRunId" in r.data.tags}
+
+
+def alive(pid: int) -> bool:
+    """Running, not merely a zombie waiting for a reaper (a container's init may never reap)."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False

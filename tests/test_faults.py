@@ -3,10 +3,9 @@ real `mlcompare run`, and what the SQLite store holds afterwards."""
 
 from __future__ import annotations
 
-import psutil
 from mlflow.tracking import MlflowClient
 
-from conftest import by_implementation, faults_experiment, run_cli, store_runs
+from conftest import alive, by_implementation, faults_experiment, run_cli, store_runs
 
 
 def _stderr_artifact(run) -> str:
@@ -52,7 +51,7 @@ def test_crashes_and_hangs_fail_their_case_and_the_suite_goes_on(workdir, faults
     assert hang.data.tags["error"] == "timeout: no result after 15 s, worker killed"
     # the worker and the process it started are gone, not orphaned
     pids = [int(p) for p in (workdir / "faults" / "hang.pids").read_text().split()]
-    assert not [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+    assert not [p for p in pids if alive(p)]
 
 
 def test_fail_fast_stops_then_resume_finishes_every_case_once(workdir, faults):

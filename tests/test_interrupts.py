@@ -9,10 +9,9 @@ import subprocess
 import sys
 import time
 
-import psutil
 import pytest
 
-from conftest import REPO, by_implementation, faults_experiment, run_cli, store_runs
+from conftest import REPO, alive, by_implementation, faults_experiment, run_cli, store_runs
 from mlcompare.interrupts import Interrupted, SignalGuard
 
 
@@ -34,8 +33,8 @@ def _wait_for(path, proc: subprocess.Popen, timeout: float = 120) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_a_signal_kills_the_current_case_and_resume_finishes_the_rest(workdir, faults, signum):
+def _interrupt(workdir, faults, signum: int):
+    """Run four cases, send `signum` while the second one's worker is inside fit, check the store."""
     path = faults_experiment(workdir, ["sklearn", "gate"], sizes=[200, 300])
     proc = _start([str(path)], workdir, faults)
     started = workdir / "faults" / "started"
@@ -61,17 +60,26 @@ def test_a_signal_kills_the_current_case_and_resume_finishes_the_rest(workdir, f
     assert killed.info.status == "KILLED"
     assert (killed.data.tags["case_status"], killed.data.tags["failure_reason"]) == ("killed", "interrupted")
     assert killed.data.tags["signal"] == name
-    assert not psutil.pid_exists(worker) or psutil.Process(worker).status() == psutil.STATUS_ZOMBIE
+    assert not alive(worker)
+    return path
 
+
+def test_ctrl_c_kills_the_current_case_and_resume_finishes_the_rest(workdir, faults):
+    path = _interrupt(workdir, faults, signal.SIGINT)
     (workdir / "faults" / "open").touch()
     resumed = run_cli("run", str(path), "--resume", cwd=workdir, env=faults)
     assert resumed.returncode == 0, resumed.stderr
+    assert "3 ran, 0 skipped, 0 failed, 1 already finished (resumed)" in resumed.stdout
     runs = store_runs("faults")
     assert not [r for r in runs if r.info.status == "RUNNING"]
     finished = [r for r in runs if "mlflow.parentRunId" in r.data.tags and r.info.status == "FINISHED"]
     keys = [r.data.tags["mlcompare.case_fingerprint"] for r in finished]
     assert len(keys) == len(set(keys)) == 4  # every case FINISHED exactly once
     assert [r.info.status for r in runs if "mlflow.parentRunId" not in r.data.tags] == ["KILLED", "FINISHED"]
+
+
+def test_sigterm_kills_the_current_case_and_the_suite(workdir, faults):
+    _interrupt(workdir, faults, signal.SIGTERM)
 
 
 def test_the_guard_defers_a_signal_outside_interruptible_regions():
@@ -98,3 +106,19 @@ def test_the_guard_raises_at_once_inside_an_interruptible_region_and_on_a_second
         with pytest.raises(Interrupted):
             os.kill(os.getpid(), signal.SIGHUP)  # a second signal forces the stop (a hung call)
             time.sleep(5)
+
+
+def test_a_sigkilled_suite_takes_its_worker_with_it(workdir, faults):
+    """SIGKILL cannot be caught: the parent stays RUNNING (`--resume` reruns the case), but
+    the worker must not run on alone (on a GPU it would hold the device)."""
+    path = faults_experiment(workdir, ["sklearn", "gate"])
+    proc = _start([str(path)], workdir, faults)
+    started = workdir / "faults" / "started"
+    _wait_for(started, proc)
+    worker = int(started.read_text())
+    proc.kill()
+    proc.communicate(timeout=60)
+    deadline = time.monotonic() + 60
+    while alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(worker)
