@@ -48,13 +48,24 @@ def small_experiment(workdir) -> Path:
     return write(workdir / "small.yaml", SMALL_EXPERIMENT)
 
 
+def cli_env(env: dict | None = None) -> dict:
+    """This environment without `mlflow run`'s variables, plus `env`, with the repository importable."""
+    full = {k: v for k, v in os.environ.items() if k not in _OUTER_RUN_VARS} | (env or {})
+    full["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), full.get("PYTHONPATH")]))
+    return full
+
+
 def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None,
             timeout: int = 600) -> subprocess.CompletedProcess:
     """`python -m mlcompare ...` in a fresh process, as a user would run it."""
-    full_env = {k: v for k, v in os.environ.items() if k not in _OUTER_RUN_VARS} | (env or {})
-    full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), full_env.get("PYTHONPATH")]))
-    return subprocess.run([sys.executable, "-m", "mlcompare", *args], cwd=cwd, env=full_env,
+    return subprocess.run([sys.executable, "-m", "mlcompare", *args], cwd=cwd, env=cli_env(env),
                           capture_output=True, text=True, timeout=timeout)
+
+
+def start_cli(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Popen:
+    """`python -m mlcompare ...` started in its own process group (as a shell starts a job), not awaited."""
+    return subprocess.Popen([sys.executable, "-m", "mlcompare", *args], cwd=cwd, env=cli_env(env),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
 FAULTS = Path(__file__).resolve().parent / "faults"

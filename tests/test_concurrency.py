@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 
-from conftest import REPO, store_runs, write
+from conftest import start_cli, store_runs, write
 from mlcompare.tracking import Recorder
 
 TWO_SUITES = """\
@@ -24,10 +21,7 @@ def test_two_suites_write_to_one_new_sqlite_store_at_once(workdir):
     """Both start on a store that does not exist yet (creating it is the first race) and
     create the same MLflow experiment (the second)."""
     path = write(workdir / "together.yaml", TWO_SUITES)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
-    env |= {"MLFLOW_TRACKING_URI": os.environ["MLFLOW_TRACKING_URI"], "PYTHONPATH": str(REPO)}
-    procs = [subprocess.Popen([sys.executable, "-m", "mlcompare", "run", str(path)], cwd=workdir, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [start_cli("run", str(path), cwd=workdir) for _ in range(2)]
     outputs = [p.communicate(timeout=600) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in outputs]
 

@@ -6,23 +6,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
-from conftest import REPO, alive, by_implementation, faults_experiment, run_cli, store_runs
+from conftest import alive, by_implementation, faults_experiment, run_cli, start_cli, store_runs
 from mlcompare.interrupts import Interrupted, SignalGuard
-
-
-def _start(args: list[str], cwd, env: dict) -> subprocess.Popen:
-    """`mlcompare run` in its own process group, as a shell starts a foreground job."""
-    full = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")} | env
-    full["MLFLOW_TRACKING_URI"] = os.environ["MLFLOW_TRACKING_URI"]
-    full["PYTHONPATH"] = os.pathsep.join([str(REPO), env["PYTHONPATH"]])
-    return subprocess.Popen([sys.executable, "-m", "mlcompare", "run", *args], cwd=cwd, env=full,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
 
 
 def _wait_for(path, proc: subprocess.Popen, timeout: float = 120) -> None:
@@ -36,7 +25,7 @@ def _wait_for(path, proc: subprocess.Popen, timeout: float = 120) -> None:
 def _interrupt(workdir, faults, signum: int):
     """Run four cases, send `signum` while the second one's worker is inside fit, check the store."""
     path = faults_experiment(workdir, ["sklearn", "gate"], sizes=[200, 300])
-    proc = _start([str(path)], workdir, faults)
+    proc = start_cli("run", str(path), cwd=workdir, env=faults)
     started = workdir / "faults" / "started"
     _wait_for(started, proc)  # the second case's worker is inside fit
     worker = int(started.read_text())
@@ -112,7 +101,7 @@ def test_a_sigkilled_suite_takes_its_worker_with_it(workdir, faults):
     """SIGKILL cannot be caught: the parent stays RUNNING (`--resume` reruns the case), but
     the worker must not run on alone (on a GPU it would hold the device)."""
     path = faults_experiment(workdir, ["sklearn", "gate"])
-    proc = _start([str(path)], workdir, faults)
+    proc = start_cli("run", str(path), cwd=workdir, env=faults)
     started = workdir / "faults" / "started"
     _wait_for(started, proc)
     worker = int(started.read_text())

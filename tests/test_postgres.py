@@ -15,7 +15,7 @@ from contextlib import ExitStack
 import pytest
 from mlflow.tracking import MlflowClient
 
-from conftest import REPO, faults_experiment, store_runs, write
+from conftest import faults_experiment, start_cli, store_runs, write
 from postgres_server import Unavailable, free_port, postgres
 
 psycopg2 = pytest.importorskip("psycopg2", reason="psycopg2 is not installed (the dev extra has it)")
@@ -63,13 +63,6 @@ def _stop(server: subprocess.Popen) -> None:
     server.wait(timeout=60)
 
 
-def _run(args: list[str], cwd, env: dict) -> subprocess.Popen:
-    full = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")} | env
-    full["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    return subprocess.Popen([sys.executable, "-m", "mlcompare", "run", *args], cwd=cwd, env=full,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
 def test_suites_write_to_a_tracking_server_backed_by_postgresql(tracking_server, workdir, faults):
     together = write(workdir / "together.yaml", """\
         name: together
@@ -79,8 +72,9 @@ def test_suites_write_to_a_tracking_server_backed_by_postgresql(tracking_server,
     """)
     crashing = faults_experiment(workdir, ["sklearn", "segfault"])
     env = faults | {"MLFLOW_TRACKING_URI": tracking_server}
-    procs = [_run([str(together)], workdir, env), _run([str(together)], workdir, env),
-             _run([str(crashing)], workdir, env)]
+    procs = [start_cli("run", str(together), cwd=workdir, env=env),
+             start_cli("run", str(together), cwd=workdir, env=env),
+             start_cli("run", str(crashing), cwd=workdir, env=env)]
     outputs = [p.communicate(timeout=600) for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 1], [err[-2000:] for _, err in outputs]
 
