@@ -96,8 +96,7 @@ def load_experiment(path: str | Path, repeats: int | None = None,
     schema.check_keys(source, "", data, _TOP_KEYS, {"name", "datasets"})
 
     name = schema.expect_name(source, "name", data["name"], limit=200)
-    if not isinstance(data.get("description", ""), str):
-        raise InputError(source, "description", f"expected a string, got {schema.type_name(data['description'])}")
+    schema.expect_text(source, "description", data.get("description", ""))
     file_repeats = schema.expect_int(source, "repeats", data.get("repeats", 3), minimum=1)
     dtype = schema.expect_choice(source, "dtype", data.get("dtype", "float32"), list(DTYPES))
     seed = schema.expect_int(source, "seed", data.get("seed", 0), minimum=0, maximum=MAX_SEED)

@@ -76,6 +76,13 @@ def expect_str(source: str, field: str, value: Any) -> str:
     return value
 
 
+def expect_text(source: str, field: str, value: Any) -> str:
+    """Free text such as a description: any string, empty included."""
+    if not isinstance(value, str):
+        raise InputError(source, field, f"expected a string, got {type_name(value)}")
+    return value
+
+
 def expect_name(source: str, field: str, value: Any, limit: int = 100) -> str:
     """A name that ends up in run names and MLflow params: one printable line, not too long."""
     value = expect_str(source, field, value)
@@ -114,8 +121,8 @@ def expect_number(source: str, field: str, value: Any, low: float, high: float |
     ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     if ok and _finite(value) and value >= low and (high is None or value <= high):
         return float(value)
-    bound = f"between {low} and {high}" if high is not None else f"(finite) >= {low}"
-    raise InputError(source, field, f"expected a number {bound}, got {_short_repr(value)}")
+    bound = f"between {low} and {high}" if high is not None else f">= {low}"
+    raise InputError(source, field, f"expected a finite number {bound}, got {_short_repr(value)}")
 
 
 def _finite(value: int | float) -> bool:

@@ -99,9 +99,7 @@ def parse_pairing(data: dict, source: str) -> Pairing:
              for key, value in impls_data.items()}
     baseline = data.get("baseline", next(iter(impls)))
     schema.expect_choice(source, "baseline", baseline, list(impls))
-    description = data.get("description", "")
-    if not isinstance(description, str):
-        raise InputError(source, "description", f"expected a string, got {schema.type_name(description)}")
+    description = schema.expect_text(source, "description", data.get("description", ""))
     return Pairing(name=name, task=task, metrics=tuple(metrics), params=dict(shared),
                    implementations=impls, baseline=baseline, description=description, source=source)
 
