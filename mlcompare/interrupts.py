@@ -53,6 +53,8 @@ class SignalGuard:
     def __enter__(self) -> "SignalGuard":
         if threading.current_thread() is threading.main_thread():
             for signum in SIGNALS:
+                if signal.getsignal(signum) is signal.SIG_IGN:
+                    continue  # ignored on purpose (nohup, a shell's background job): leave it so
                 self._previous[signum] = signal.signal(signum, self._on_signal)
         return self
 

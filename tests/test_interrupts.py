@@ -111,3 +111,15 @@ def test_a_sigkilled_suite_takes_its_worker_with_it(workdir, faults):
     while alive(worker) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not alive(worker)
+
+
+def test_a_signal_ignored_on_purpose_stays_ignored():
+    """Under nohup SIGHUP is ignored: the suite must not start stopping on a hang-up."""
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with SignalGuard() as guard:
+            os.kill(os.getpid(), signal.SIGHUP)
+            guard.check()  # nothing received
+            assert guard.received is None
+    finally:
+        signal.signal(signal.SIGHUP, previous)
