@@ -1,24 +1,41 @@
-"""`mlcompare run | validate | list | report`: the command line.
+"""`mlcompare run | validate | list | report | datasets`: the command line.
 
-Bad input of any kind ends in one line on stderr naming the file and field, exit code 2,
-and nothing written to the tracking store.
+Bad input of any kind ends in one line on stderr naming the file and field (or the flag),
+exit code 2, and nothing written to the tracking store.
+
+Exit codes of `run`: 0 every case ran or was skipped with a reason; 1 a case failed (or
+--fail-fast stopped the suite); 2 bad input; 128 + the signal's number when interrupted
+(130 for Ctrl-C, 143 for SIGTERM).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from typing import NoReturn
 
-from mlcompare.errors import InputError
+from mlcompare.errors import InputError, one_line
 
 EXIT_BAD_INPUT = 2
 #: `mlcompare report --format` choices (the same as mlcompare.report.FORMATS; not imported
 #: from there so that a bad command line never pays for pandas and matplotlib).
 REPORT_FORMATS = ("table", "markdown", "csv", "html")
+_TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off", "")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a mistake is one line like every other input error (no usage block)."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("argument "):  # "argument --repeats: expected ..." -> "--repeats: expected ..."
+            message = message[len("argument "):]
+        print(f"mlcompare: error: {one_line(message)} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT)
 
 
 def _positive_int_or_empty(text: str) -> int | None:
-    """--repeats: a positive integer; empty means 'as the experiment says' (MLproject default)."""
+    """--repeats, --threads: a positive integer; empty means 'as the experiment says' (MLproject default)."""
     if text.strip() == "":
         return None
     try:
@@ -30,14 +47,34 @@ def _positive_int_or_empty(text: str) -> int | None:
     return value
 
 
-def _non_negative_float(text: str) -> float:
+def _seconds(text: str, minimum: float) -> float | None:
+    """Seconds (>= minimum); empty means 'as the experiment says' (MLproject default)."""
+    if text.strip() == "":
+        return None
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
+    if not math.isfinite(value) or value < minimum:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= {minimum:g}, got {text!r}")
     return value
+
+
+def _timeout(text: str) -> float | None:
+    return _seconds(text, 1)
+
+
+def _min_time(text: str) -> float | None:
+    return _seconds(text, 0)
+
+
+def _boolean(text: str) -> bool:
+    """--resume=VALUE as the MLproject passes it: true/false, yes/no, 1/0, on/off, empty = false."""
+    word = text.strip().lower()
+    if word in _TRUE or word in _FALSE:
+        return word in _TRUE
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r} "
+                                     "(write the experiment file before --resume)")
 
 
 def _name_list_or_empty(text: str) -> list[str] | None:
@@ -45,27 +82,43 @@ def _name_list_or_empty(text: str) -> list[str] | None:
     return names or None
 
 
+def _add_selection(parser: argparse.ArgumentParser) -> None:
+    """The flags that change what a suite runs: `validate` takes them too, to check them."""
+    parser.add_argument("experiment", help="experiment YAML file, e.g. experiments/quick.yaml")
+    parser.add_argument("--repeats", type=_positive_int_or_empty, default=None,
+                        help="warm fits per case (overrides the file)")
+    parser.add_argument("--implementations", type=_name_list_or_empty, default=None,
+                        help="comma-separated implementation or library names to run, e.g. sklearn,xgboost")
+    parser.add_argument("--timeout", type=_timeout, default=None, metavar="SECONDS",
+                        help="per-case time limit; the worker is killed and the case FAILED with "
+                             "reason timeout (overrides the file's timeout_s)")
+    parser.add_argument("--threads", type=_positive_int_or_empty, default=None,
+                        help="CPU threads for every CPU implementation (default: the file's, else all physical cores)")
+    parser.add_argument("--min-time", type=_min_time, default=None, metavar="SECONDS",
+                        help="keep repeating warm fits until this much fit time is measured")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mlcompare", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="mlcompare", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="run an experiment and record it in MLflow")
-    run.add_argument("experiment", help="experiment YAML file, e.g. experiments/quick.yaml")
-    run.add_argument("--repeats", type=_positive_int_or_empty, default=None,
-                     help="warm fits per case (overrides the file)")
-    run.add_argument("--implementations", type=_name_list_or_empty, default=None,
-                     help="comma-separated implementation or library names to run, e.g. sklearn,xgboost")
-    run.add_argument("--threads", type=_positive_int_or_empty, default=None,
-                     help="CPU threads for every CPU implementation (default: the file's, else all physical cores)")
-    run.add_argument("--min-time", type=_non_negative_float, default=None, metavar="SECONDS",
-                     help="keep repeating warm fits until this much fit time is measured")
+    _add_selection(run)
     run.add_argument("--system-metrics", action="store_true",
                      help="sample CPU/memory (and GPU, with nvidia-ml-py) on the suite run")
+    run.add_argument("--resume", type=_boolean, nargs="?", const=True, default=False, metavar="BOOL",
+                     help="skip the cases already FINISHED in the store for this experiment "
+                          "fingerprint; rerun failed, killed and missing ones")
+    stop = run.add_mutually_exclusive_group()
+    stop.add_argument("--keep-going", dest="fail_fast", action="store_false", default=False,
+                      help="run every case even after one failed (the default)")
+    stop.add_argument("--fail-fast", dest="fail_fast", action="store_true",
+                      help="stop at the first failed case; the cases not reached get no run")
     run.add_argument("--quiet", action="store_true",
                      help="no progress output (on a terminal: no bar and no summary table; elsewhere: no lines)")
 
-    validate = sub.add_parser("validate", help="check an experiment file without running anything")
-    validate.add_argument("experiment")
+    validate = sub.add_parser("validate", help="check an experiment file (and flags) without running anything")
+    _add_selection(validate)
 
     sub.add_parser("list", help="every pairing and implementation, and whether it can run here")
 
@@ -111,44 +164,55 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
 
 
-def _run(args: argparse.Namespace) -> int:
+def _load(args: argparse.Namespace):
     from mlcompare.experiment import load_experiment
 
-    experiment = load_experiment(args.experiment, repeats=args.repeats, implementations=args.implementations)
+    experiment = load_experiment(args.experiment, repeats=args.repeats, implementations=args.implementations,
+                                 timeout_s=args.timeout)
     if args.threads is not None:
         experiment.threads = args.threads
     if args.min_time is not None:
         experiment.min_time_s = args.min_time
-    experiment.system_metrics = experiment.system_metrics or args.system_metrics
-    # Imported only now: a bad file must not even open the store.
-    from mlcompare.suite import prepare_datasets, run_suite
-    from mlcompare.tracking import Recorder
+    return experiment
 
-    live = None
-    if args.quiet:
-        say = lambda line: None  # noqa: E731
-    elif sys.stderr.isatty():
-        from mlcompare.progress import LiveProgress
 
-        live = LiveProgress(sys.stderr)
-        say = live.say
-    else:
-        say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-    prepared = prepare_datasets(experiment, say)  # before the store is touched
-    try:
-        if live:
-            with live:
-                outcome = run_suite(experiment, Recorder(experiment.name), say=say, prepared=prepared,
-                                    progress=live)
-            live.summary()
-        else:
-            outcome = run_suite(experiment, Recorder(experiment.name), say=say, prepared=prepared)
-    except KeyboardInterrupt:
-        print("mlcompare: interrupted; the suite run is marked KILLED", file=sys.stderr)
-        return 130
+def _run(args: argparse.Namespace) -> int:
+    from mlcompare.interrupts import Interrupted, SignalGuard
+
+    with SignalGuard() as guard:
+        try:
+            experiment = _load(args)
+            experiment.system_metrics = experiment.system_metrics or args.system_metrics
+            # Imported only now: a bad file must not even open the store.
+            from mlcompare.suite import prepare_datasets, run_suite
+            from mlcompare.tracking import Recorder
+
+            live = None
+            if args.quiet:
+                say = lambda line: None  # noqa: E731
+            elif sys.stderr.isatty():
+                from mlcompare.progress import LiveProgress
+
+                live = LiveProgress(sys.stderr)
+                say = live.say
+            else:
+                say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+            prepared = prepare_datasets(experiment, say, guard)  # before the store is touched
+            suite = dict(say=say, prepared=prepared, guard=guard, resume=args.resume, fail_fast=args.fail_fast)
+            if live:
+                with live:
+                    outcome = run_suite(experiment, Recorder(experiment.name), progress=live, **suite)
+                live.summary()
+            else:
+                outcome = run_suite(experiment, Recorder(experiment.name), **suite)
+        except Interrupted as stop:
+            print(f"mlcompare: interrupted by {stop.signal_name}; the current case and the suite "
+                  "are marked KILLED (`--resume` runs what is left)", file=sys.stderr)
+            return stop.exit_code
     ok, skipped, failed = (outcome.count(s) for s in ("ok", "skipped", "failed"))
-    print(f"mlcompare: {ok} ran, {skipped} skipped, {failed} failed; parent run {outcome.parent_run_id}")
-    return 1 if failed else 0
+    reused = f", {outcome.reused} already finished (resumed)" if args.resume else ""
+    print(f"mlcompare: {ok} ran, {skipped} skipped, {failed} failed{reused}; parent run {outcome.parent_run_id}")
+    return 1 if failed or outcome.stopped_early else 0
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -175,9 +239,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from mlcompare.experiment import load_experiment
-
-    experiment = load_experiment(args.experiment)
+    experiment = _load(args)
     cases = experiment.cases()
     print(f"{experiment.source}: ok: {len(cases)} cases "
           f"({len(experiment.pairings)} pairings, {len(experiment.datasets)} datasets, "

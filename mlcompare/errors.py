@@ -14,4 +14,11 @@ class InputError(Exception):
 
     def __str__(self) -> str:
         where = f"{self.source}: {self.field}" if self.field else self.source
-        return f"{where}: {self.message}"
+        return one_line(f"{where}: {self.message}")
+
+
+def one_line(text: str) -> str:
+    """Escape every character that could break a line (a file name or a YAML key may hold one)."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)

@@ -19,6 +19,8 @@ from mlcompare.pairings import Implementation, Pairing, load_catalog
 from mlcompare.tables import TableSource, load_cards, parse_file_entry
 
 DTYPES = ("float32", "float64")
+#: numpy's legacy seeding (scikit-learn's random_state) takes 32-bit seeds only.
+MAX_SEED = 2**32 - 1
 _TOP_KEYS = {"name", "description", "repeats", "min_time_s", "threads", "system_metrics", "dtype", "seed",
              "timeout_s", "datasets", "pairings", "implementations"}
 _DATASET_KEYS = {"generator", "n_samples", "n_features", "seed", "test_size", "dtype"}
@@ -88,7 +90,8 @@ class Experiment:
 
 def load_experiment(path: str | Path, repeats: int | None = None,
                     implementations: list[str] | None = None,
-                    catalog: dict[str, Pairing] | None = None) -> Experiment:
+                    catalog: dict[str, Pairing] | None = None,
+                    timeout_s: float | None = None) -> Experiment:
     """Read and validate an experiment file; CLI overrides are validated the same way."""
     path = Path(path)
     source = str(path)
@@ -96,11 +99,12 @@ def load_experiment(path: str | Path, repeats: int | None = None,
     catalog = load_catalog() if catalog is None else catalog
     schema.check_keys(source, "", data, _TOP_KEYS, {"name", "datasets"})
 
-    name = schema.expect_str(source, "name", data["name"])
+    name = schema.expect_name(source, "name", data["name"], limit=200)
+    schema.expect_text(source, "description", data.get("description", ""))
     file_repeats = schema.expect_int(source, "repeats", data.get("repeats", 3), minimum=1)
     dtype = schema.expect_choice(source, "dtype", data.get("dtype", "float32"), list(DTYPES))
-    seed = schema.expect_int(source, "seed", data.get("seed", 0), minimum=0)
-    timeout_s = schema.expect_number(source, "timeout_s", data.get("timeout_s", 3600), low=1)
+    seed = schema.expect_int(source, "seed", data.get("seed", 0), minimum=0, maximum=MAX_SEED)
+    file_timeout_s = schema.expect_number(source, "timeout_s", data.get("timeout_s", 3600), low=1)
     min_time_s = schema.expect_number(source, "min_time_s", data.get("min_time_s", 0.0), low=0.0)
     threads = schema.expect_int(source, "threads", data["threads"]) if "threads" in data else None
     system_metrics = schema.expect_bool(source, "system_metrics", data.get("system_metrics", False))
@@ -140,9 +144,12 @@ def load_experiment(path: str | Path, repeats: int | None = None,
 
     if repeats is not None:
         file_repeats = schema.expect_int("--repeats", None, repeats, minimum=1)
+    if timeout_s is not None:
+        timeout_s = schema.expect_number("--timeout", None, timeout_s, low=1)
     experiment = Experiment(name=name, source=source, sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
-                            repeats=file_repeats, timeout_s=timeout_s, min_time_s=min_time_s,
-                            threads=threads, system_metrics=system_metrics, datasets=datasets,
+                            repeats=file_repeats, timeout_s=file_timeout_s if timeout_s is None else timeout_s,
+                            min_time_s=min_time_s, threads=threads, system_metrics=system_metrics,
+                            datasets=datasets,
                             pairings=pairings, implementations=impl_names, raw=data)
     if not experiment.cases():
         raise InputError(source, "implementations", "selects no case to run")
@@ -165,7 +172,7 @@ def _parse_dataset(source: str, field_: str, entry: Any, dtype: str, seed: int,
                          "in datasets/) or file (your own CSV / Parquet)")
     test_size = schema.expect_number(source, f"{field_}.test_size", entry.get("test_size", 0.25), 0.05, 0.95)
     spec_dtype = schema.expect_choice(source, f"{field_}.dtype", entry.get("dtype", dtype), list(DTYPES))
-    spec_seed = schema.expect_int(source, f"{field_}.seed", entry.get("seed", seed), minimum=0)
+    spec_seed = schema.expect_int(source, f"{field_}.seed", entry.get("seed", seed), minimum=0, maximum=MAX_SEED)
     common = {"seed": spec_seed, "test_size": test_size, "dtype": spec_dtype}
     if kinds[0] == "generator":
         return _parse_synthetic(source, field_, entry, common)
@@ -209,7 +216,8 @@ def _parse_synthetic(source: str, field_: str, entry: dict, common: dict[str, An
         if informative + options.get("n_redundant", 0) > d:
             raise InputError(source, f"{field_}.n_informative",
                              f"informative plus redundant features exceed n_features {d}")
-        if generator == "classification" and 2 ** informative < 2 * options.get("n_classes", 2):
+        # 2**informative < 2*n_classes, without computing a power of a huge exponent
+        if generator == "classification" and informative < (2 * options.get("n_classes", 2) - 1).bit_length():
             raise InputError(source, f"{field_}.n_informative", "too few informative features for "
                              "n_classes (needs 2**n_informative >= 2 * n_classes)")
     return [DatasetSpec(name=generator, n_samples=n, n_features=d, options=options, **common)

@@ -1,8 +1,9 @@
 """Run a case in a fresh Python process and turn whatever happens into a record.
 
 The case spec and the result travel as JSON files; the data is read by the worker from
-the dataset cache. A crash, a kill by signal or a timeout become `failed` records with
-the reason and the tail of the worker's stderr.
+the dataset cache. A crash, a kill by signal, a timeout or an interrupt of the suite
+become records with the reason (`failure`: timeout, signal, exit, exception,
+out_of_memory, interrupted) and the tail of the worker's stderr.
 """
 
 from __future__ import annotations
@@ -17,46 +18,69 @@ from pathlib import Path
 from typing import Any
 
 import mlcompare
+from mlcompare.interrupts import Interrupted, SignalGuard
+from mlcompare.worker import PARENT_PID_ENV
 
-_STDERR_TAIL = 4000
+_STDERR_TAIL = 20_000  # enough for a traceback and faulthandler's list of extension modules
 
 
-def run_isolated(spec: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+def run_isolated(spec: dict[str, Any], timeout_s: float, guard: SignalGuard | None = None) -> dict[str, Any]:
+    """Run the case in a worker; a signal caught by `guard` kills it and gives a `killed` record."""
+    guard = guard or SignalGuard()  # not installed: never raises
     with tempfile.TemporaryDirectory(prefix="mlcompare-case-") as tmp:
         spec_path, result_path, err_path = (Path(tmp) / n for n in ("spec.json", "result.json", "stderr.txt"))
         spec_path.write_text(json.dumps(spec))
         env = dict(os.environ)
         package_root = str(Path(mlcompare.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+        env[PARENT_PID_ENV] = str(os.getpid())
         with open(err_path, "wb") as err:
+            # its own session: a Ctrl-C at the terminal reaches the suite, which decides
             proc = subprocess.Popen([sys.executable, "-m", "mlcompare.worker", str(spec_path), str(result_path)],
                                     stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=env,
                                     start_new_session=True)
             try:
-                code = proc.wait(timeout=timeout_s)
+                with guard.interruptible():
+                    code = proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 _kill(proc)
-                return {"status": "failed", "error": f"timeout: no result after {timeout_s:g} s, worker killed",
+                return {"status": "failed", "failure": "timeout",
+                        "error": f"timeout: no result after {timeout_s:g} s, worker killed",
                         "stderr_tail": _tail(err_path)}
-            except BaseException:  # Ctrl-C or SIGTERM: take the worker down with us
+            except Interrupted as stop:
+                _kill(proc)
+                return {"status": "killed", "failure": "interrupted", "signal": stop.signal_name,
+                        "error": f"interrupted by {stop.signal_name}, worker killed",
+                        "stderr_tail": _tail(err_path)}
+            except BaseException:  # anything else (KeyboardInterrupt without a guard): no orphan
                 _kill(proc)
                 raise
+            _kill(proc)  # what the worker started and left behind goes with it
         if result_path.exists():
             record = json.loads(result_path.read_text())
             if record["status"] != "ok":
                 record["stderr_tail"] = _tail(err_path)
             return record
         if code < 0:
-            try:
-                why = f"worker killed by signal {signal.Signals(-code).name}"
-            except ValueError:
-                why = f"worker killed by signal {-code}"
-        else:
-            why = f"worker exited with code {code} and no result"
-        return {"status": "failed", "error": why, "stderr_tail": _tail(err_path)}
+            name = _signal_name(-code)
+            why = f"worker killed by signal {name}"
+            if name == "SIGKILL":
+                why += " (often the kernel's out-of-memory killer)"
+            return {"status": "failed", "failure": "signal", "signal": name, "error": why,
+                    "stderr_tail": _tail(err_path)}
+        return {"status": "failed", "failure": "exit", "error": f"worker exited with code {code} and no result",
+                "stderr_tail": _tail(err_path)}
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
 
 
 def _kill(proc: subprocess.Popen) -> None:
+    """SIGKILL the worker's whole process group (it may have started processes of its own)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:

@@ -3,6 +3,9 @@
 Order matters: the baseline of each pairing × dataset runs first, so every later case
 can be logged at once with its comparison against it (speed-up and its confidence
 interval, quality delta, prediction agreement, parity) and nothing waits to be written.
+A case that fails (crash, timeout, a dataset that cannot be made) is a FAILED run and the
+suite goes on, unless asked to stop at the first failure; a signal stops the suite with
+the current case and the parent marked KILLED.
 """
 
 from __future__ import annotations
@@ -19,9 +22,13 @@ import psutil
 import yaml
 
 from mlcompare import datasets, device, measure, quality, report, sysinfo
+from mlcompare import resume as resume_keys
+from mlcompare.errors import InputError
 from mlcompare.experiment import Case, Experiment
+from mlcompare.interrupts import Interrupted, SignalGuard
 from mlcompare.isolation import run_isolated
 from mlcompare.progress import SuiteProgress
+from mlcompare.resume import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG
 
 if TYPE_CHECKING:  # the suite needs only a recorder's methods; MLflow is imported by tracking.py
     from mlcompare.tracking import Recorder
@@ -31,9 +38,15 @@ if TYPE_CHECKING:  # the suite needs only a recorder's methods; MLflow is import
 class SuiteOutcome:
     parent_run_id: str
     records: list[dict[str, Any]] = field(default_factory=list)
+    stopped_early: bool = False  # --fail-fast stopped at a failed case
 
     def count(self, status: str) -> int:
-        return sum(r["status"] == status for r in self.records)
+        """Cases run by this suite with that status (not those reused by --resume)."""
+        return sum(r["status"] == status and "reused_from" not in r for r in self.records)
+
+    @property
+    def reused(self) -> int:
+        return sum("reused_from" in r for r in self.records)
 
 
 def default_threads() -> int:
@@ -48,53 +61,86 @@ def _stderr(line: str) -> None:
 
 
 def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], None] = _stderr,
-              prepared: dict[str, Path] | None = None, progress: SuiteProgress | None = None) -> SuiteOutcome:
+              prepared: dict[str, Path | str] | None = None, progress: SuiteProgress | None = None,
+              guard: SignalGuard | None = None, resume: bool = False, fail_fast: bool = False) -> SuiteOutcome:
+    """Run every case; `resume` reuses the cases FINISHED under the same experiment
+    fingerprint; `fail_fast` stops at the first failed case. A signal caught by `guard`
+    kills the current case's worker, marks its run and the parent KILLED and raises
+    `Interrupted`."""
+    guard = guard or SignalGuard()  # not installed: never raises
     cases = experiment.cases()
     threads = experiment.threads or default_threads()
     if prepared is None:
-        prepared = prepare_datasets(experiment, say)
+        prepared = prepare_datasets(experiment, say, guard)
     fingerprint = sysinfo.fingerprint()
+    experiment_fp = resume_keys.experiment_fingerprint(experiment, fingerprint)
+    guard.check()  # a signal while starting up: stop before any run exists
     parent = recorder.start_suite(
         run_name=f"suite · {experiment.name}",
         params={"suite_name": experiment.name, "suite_file": Path(experiment.source).name,
                 "suite_file_sha256": experiment.sha256, "suite_repeats": experiment.repeats,
                 "suite_min_time_s": experiment.min_time_s, "suite_threads": threads,
-                "suite_cases": len(cases)},
-        tags={"mlcompare.kind": "suite", **fingerprint},
+                "suite_cases": len(cases), "suite_timeout_s": experiment.timeout_s, "suite_resume": resume},
+        tags={"mlcompare.kind": "suite", EXPERIMENT_FINGERPRINT_TAG: experiment_fp, **fingerprint},
         system_metrics=experiment.system_metrics)
     outcome = SuiteOutcome(parent)
     say(f"mlcompare: suite {experiment.name!r}, {len(cases)} cases, {threads} CPU threads, "
         f"store {recorder.tracking_uri}, parent run {parent}")
     started = time.perf_counter()
     try:
+        finished = recorder.finished_cases(experiment_fp) if resume else {}
+        if resume:
+            say(f"resume: {len(finished)} cases of this experiment already FINISHED in the store")
         with tempfile.TemporaryDirectory(prefix="mlcompare-suite-") as scratch:
             baselines: dict[tuple[str, str], dict[str, Any]] = {}
             for index, case in enumerate(cases, 1):
+                guard.check()
                 if progress:
                     progress.case_started(index, len(cases), case.name)
-                record = _run_one(case, experiment, threads, prepared, Path(scratch) / f"pred-{index}.npy")
-                if record["status"] == "ok":
-                    if case.is_baseline:
-                        baselines[case.group] = record
-                    if case.group in baselines:
+                case_fp = resume_keys.case_fingerprint(case, experiment_fp)
+                reused = case_fp in finished
+                record = (_reused(case, finished[case_fp]) if reused else
+                          _run_one(case, experiment, threads, prepared, Path(scratch) / f"pred-{index}.npy", guard))
+                if record["status"] == "ok" and case.is_baseline:
+                    baselines[case.group] = record
+                if not reused:
+                    if record["status"] == "ok" and case.group in baselines:
                         record["metrics"].update(compare(case, record, baselines[case.group]))
-                _log(recorder, case, record, experiment, threads, fingerprint)
+                    keys = {EXPERIMENT_FINGERPRINT_TAG: experiment_fp, CASE_FINGERPRINT_TAG: case_fp}
+                    _log(recorder, case, record, experiment, threads, fingerprint | keys)
                 outcome.records.append(record)
                 say(f"[{index}/{len(cases)}] {case.name}: {_summary(record)}")
                 if progress:
                     progress.case_finished(index, len(cases), case.name, record)
+                if record["status"] == "killed":
+                    guard.check()  # raises: the signal that killed the case stops the suite
+                if fail_fast and record["status"] == "failed":
+                    outcome.stopped_early = True
+                    say(f"mlcompare: stopping at the first failed case (--fail-fast); "
+                        f"{len(cases) - index} cases not run")
+                    break
+        guard.check()
+    except Interrupted as stop:
+        # a tag as well as the status: after Ctrl-C, `mlflow run` (3.17) overwrites its run's
+        # KILLED with FAILED (its launcher compares a status name with status numbers)
+        recorder.abort_suite("KILLED", tags={"interrupted_by": stop.signal_name})
+        raise
     except BaseException:
-        recorder.abort_suite("KILLED")
+        recorder.abort_suite("FAILED")
         raise
     failed = outcome.count("failed")
     wall = time.perf_counter() - started
     summary = _summary_from_store(recorder, say)
+    resumed_from = sorted({r["reused_parent"] for r in outcome.records if r.get("reused_parent")})
     finish: dict[str, Any] = {"tables": summary.tables} if summary.tables else {}
     recorder.finish_suite(
-        status="FAILED" if failed else "FINISHED",
+        status="FAILED" if failed or outcome.stopped_early else "FINISHED",
         metrics={"suite_wall_time_s": wall, "cases_ok": outcome.count("ok"),
-                 "cases_skipped": outcome.count("skipped"), "cases_failed": failed, **summary.metrics},
-        tags={"mlflow.note.content": summary.description},
+                 "cases_skipped": outcome.count("skipped"), "cases_failed": failed,
+                 "cases_reused": outcome.reused, "cases_not_run": len(cases) - len(outcome.records),
+                 **summary.metrics},
+        tags={"mlflow.note.content": summary.description,
+              **({"resumed_from": ",".join(resumed_from)} if resumed_from else {})},
         files={**summary.files, "experiment.yaml": yaml.safe_dump(experiment.raw, sort_keys=False)},
         **finish)
     return outcome
@@ -118,7 +164,11 @@ def _summary_from_store(recorder: Recorder, say: Callable[[str], None]) -> repor
 
 
 def compare(case: Case, record: dict[str, Any], baseline: dict[str, Any]) -> dict[str, float]:
-    """The case against its baseline: speed-ups (with a bootstrap CI) and quality parity."""
+    """The case against its baseline: speed-ups (with a bootstrap CI) and quality parity.
+
+    A baseline reused by --resume brings its metrics but no repeats or predictions: the
+    interval and the agreement then need a rerun of the baseline and are left out.
+    """
     m, b = record["metrics"], baseline["metrics"]
     out = {"speedup_fit": b["fit_time_s"] / m["fit_time_s"],
            "speedup_fit_host_input": b["fit_host_input_time_s"] / m["fit_host_input_time_s"],
@@ -127,8 +177,9 @@ def compare(case: Case, record: dict[str, Any], baseline: dict[str, Any]) -> dic
     if record is baseline:
         out |= {"quality_delta": 0.0, "prediction_agreement": 1.0}
     else:
-        out["speedup_fit_ci_low"], out["speedup_fit_ci_high"] = measure.bootstrap_ratio_ci(
-            baseline["fit_times"], record["fit_times"])
+        if baseline.get("fit_times") and record.get("fit_times"):
+            out["speedup_fit_ci_low"], out["speedup_fit_ci_high"] = measure.bootstrap_ratio_ci(
+                baseline["fit_times"], record["fit_times"])
         out["quality_delta"] = quality.quality_delta(metric, m[metric], b[metric])
         if record.get("predictions_path") and baseline.get("predictions_path"):
             out["prediction_agreement"] = quality.prediction_agreement(
@@ -137,22 +188,32 @@ def compare(case: Case, record: dict[str, Any], baseline: dict[str, Any]) -> dic
     return out
 
 
-def prepare_datasets(experiment: Experiment, say: Callable[[str], None] = _stderr) -> dict[str, Path]:
+def prepare_datasets(experiment: Experiment, say: Callable[[str], None] = _stderr,
+                     guard: SignalGuard | None = None) -> dict[str, Path | str]:
     """Materialise, once each, the datasets of every case that can run here.
 
     Called before the first run is written: a bad file, a failed download or a checksum
-    mismatch is an input error, never a half-written suite.
+    mismatch is an input error (exit 2, no run). A dataset that cannot be made for another
+    reason (MemoryError, say) is kept as its error message: its cases fail, the suite goes on.
     """
-    prepared: dict[str, Path] = {}
+    guard = guard or SignalGuard()
+    prepared: dict[str, Path | str] = {}
     for case in experiment.cases():
-        if _skip_reason(case):
-            continue
         key = case.dataset.fingerprint()
-        if key not in prepared:
-            started = time.perf_counter()
-            say(f"preparing dataset {case.dataset.label} ...")
-            prepared[key] = datasets.materialise(case.dataset)
-            say(f"  ready in {time.perf_counter() - started:.1f} s: {prepared[key]}")
+        if key in prepared or _skip_reason(case):
+            continue
+        started = time.perf_counter()
+        say(f"preparing dataset {case.dataset.label} ...")
+        try:
+            with guard.interruptible():
+                prepared[key] = datasets.materialise(case.dataset)
+        except (InputError, Interrupted):
+            raise
+        except Exception as exc:  # noqa: BLE001
+            prepared[key] = f"dataset {case.dataset.label} could not be prepared: {type(exc).__name__}: {exc}"
+            say(f"  {prepared[key]}")
+            continue
+        say(f"  ready in {time.perf_counter() - started:.1f} s: {prepared[key]}")
     return prepared
 
 
@@ -160,26 +221,44 @@ def _skip_reason(case: Case) -> str | None:
     return device.skip_reason(case.implementation.library, case.implementation.device)
 
 
-def _run_one(case: Case, experiment: Experiment, threads: int, prepared: dict[str, Path],
-             predictions_path: Path) -> dict[str, Any]:
+def _base(case: Case) -> dict[str, Any]:
     impl = case.implementation
-    base = {"pairing": case.pairing.name, "implementation": impl.name, "library": impl.library,
+    return {"pairing": case.pairing.name, "implementation": impl.name, "library": impl.library,
             "device": impl.device, "dataset": case.dataset.label, "n_samples": case.dataset.n_samples,
             "n_features": case.dataset.n_features, "baseline": case.is_baseline,
             "main_metric": case.pairing.main_metric}
+
+
+def _reused(case: Case, stored: dict[str, Any]) -> dict[str, Any]:
+    """The record of a case an earlier suite FINISHED, rebuilt from its run (--resume)."""
+    tags = stored["tags"]
+    record = _base(case) | {"status": tags.get("case_status", "ok"), "metrics": stored["metrics"],
+                            "reused_from": stored["run_id"], "reused_parent": tags.get("mlflow.parentRunId")}
+    for key in ("skip_reason", "error", "parity"):
+        if tags.get(key):
+            record[key] = tags[key]
+    return record
+
+
+def _run_one(case: Case, experiment: Experiment, threads: int, prepared: dict[str, Path | str],
+             predictions_path: Path, guard: SignalGuard) -> dict[str, Any]:
+    impl = case.implementation
+    base = _base(case)
     reason = _skip_reason(case)
     if reason:
         return base | {"status": "skipped", "skip_reason": reason}
-    key = case.dataset.fingerprint()
-    meta = datasets.definition(prepared[key])
+    where = prepared[case.dataset.fingerprint()]
+    if isinstance(where, str):
+        return base | {"status": "failed", "failure": "dataset", "error": where}
+    meta = datasets.definition(where)
     base |= {"n_samples": meta["n_train"] + meta["n_test"], "n_features": meta["n_features_actual"],
              "dataset_sha256": meta["content_sha256"], "dataset_source": meta["source"]}
     spec = {"estimator": impl.estimator, "library": impl.library, "device": impl.device,
             "params": case.pairing.estimator_params(impl), "task": case.pairing.task,
             "metrics": list(case.pairing.metrics), "repeats": experiment.repeats,
             "min_time_s": experiment.min_time_s, "threads": threads,
-            "dataset_dir": str(prepared[key]), "predictions_path": str(predictions_path)}
-    record = base | run_isolated(spec, experiment.timeout_s)
+            "dataset_dir": str(where), "predictions_path": str(predictions_path)}
+    record = base | run_isolated(spec, experiment.timeout_s, guard)
     if record["status"] == "ok":
         record["predictions_path"] = str(predictions_path)
     return record
@@ -207,11 +286,14 @@ def _log(recorder: Recorder, case: Case, record: dict[str, Any], experiment: Exp
     differences = pairing.differences(impl)
     if differences:
         tags["param_differences"] = " | ".join(differences)
-    for key in ("skip_reason", "error", "ran_on", "threadpools", "library_version", "parity", "dataset_sha256"):
+    for key in ("skip_reason", "error", "ran_on", "threadpools", "library_version", "parity", "dataset_sha256",
+                "signal"):
         if record.get(key):
             tags[key] = str(record[key])
+    if record.get("failure"):
+        tags["failure_reason"] = record["failure"]
     texts = {"worker_stderr.txt": record["stderr_tail"]} if record.get("stderr_tail") else None
-    status = {"ok": "FINISHED", "skipped": "FINISHED", "failed": "FAILED"}[record["status"]]
+    status = {"ok": "FINISHED", "skipped": "FINISHED", "failed": "FAILED", "killed": "KILLED"}[record["status"]]
     history = {name: record[key] for name, key in (("fit_time_repeat_s", "fit_times"),
                                                    ("fit_host_input_time_repeat_s", "fit_host_times"))
                if record.get(key)}
@@ -225,6 +307,10 @@ def _log(recorder: Recorder, case: Case, record: dict[str, Any], experiment: Exp
 
 
 def _summary(record: dict[str, Any]) -> str:
+    if "reused_from" in record:
+        return f"already FINISHED in run {record['reused_from']}, not run again (--resume)"
+    if record["status"] == "killed":
+        return f"KILLED ({record['error']})"
     if record["status"] == "skipped":
         return f"skipped ({record['skip_reason']})"
     if record["status"] == "failed":

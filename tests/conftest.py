@@ -49,12 +49,17 @@ def small_experiment(workdir) -> Path:
     return write(workdir / "small.yaml", SMALL_EXPERIMENT)
 
 
+def cli_env(env: dict | None = None) -> dict:
+    """This environment without `mlflow run`'s variables, plus `env`, with the repository importable."""
+    full = {k: v for k, v in os.environ.items() if k not in _OUTER_RUN_VARS} | (env or {})
+    full["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), full.get("PYTHONPATH")]))
+    return full
+
+
 def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None,
             timeout: int = 600) -> subprocess.CompletedProcess:
     """`python -m mlcompare ...` in a fresh process, as a user would run it."""
-    full_env = {k: v for k, v in os.environ.items() if k not in _OUTER_RUN_VARS} | (env or {})
-    full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), full_env.get("PYTHONPATH")]))
-    return subprocess.run([sys.executable, "-m", "mlcompare", *args], cwd=cwd, env=full_env,
+    return subprocess.run([sys.executable, "-m", "mlcompare", *args], cwd=cwd, env=cli_env(env),
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -96,3 +101,60 @@ def recorded_sweep(tmp_path_factory) -> RecordedSuite:
     experiment = client.get_experiment_by_name("sweep")
     parent = client.search_runs([experiment.experiment_id], "tags.`mlcompare.kind` = 'suite'")[0]
     return RecordedSuite(root, uri, parent.info.run_id, experiment.experiment_id, result.stderr)
+def start_cli(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Popen:
+    """`python -m mlcompare ...` started in its own process group (as a shell starts a job), not awaited."""
+    return subprocess.Popen([sys.executable, "-m", "mlcompare", *args], cwd=cwd, env=cli_env(env),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+FAULTS = Path(__file__).resolve().parent / "faults"
+
+
+@pytest.fixture
+def faults(workdir) -> dict:
+    """Environment that adds the test-only `faults` pairing (estimators that crash, hang, ...)."""
+    folder = workdir / "faults"
+    folder.mkdir()
+    return {"PYTHONPATH": str(FAULTS), "MLCOMPARE_PAIRING_DIRS": str(FAULTS / "pairings"),
+            "MLCOMPARE_ESTIMATOR_MODULES": "faulty_estimators", "MLCOMPARE_FAULTS_DIR": str(folder)}
+
+
+def faults_experiment(workdir: Path, implementations: list[str], sizes: list[int] = (200,),
+                      name: str = "faults") -> Path:
+    """An experiment over the `faults` pairing: one regression dataset per size."""
+    sizes = ", ".join(str(n) for n in sizes)
+    return write(workdir / f"{name}.yaml", f"""\
+        name: {name}
+        repeats: 1
+        datasets: [{{generator: regression, n_samples: [{sizes}], n_features: 3}}]
+        pairings: [faults]
+        implementations: [{", ".join(implementations)}]
+    """)
+
+
+def store_runs(experiment_name: str, tracking_uri: str | None = None) -> list:
+    """Every run of an MLflow experiment, oldest first, read back with MLflow's own client."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=tracking_uri)
+    experiment = client.get_experiment_by_name(experiment_name)
+    if experiment is None:
+        return []
+    return client.search_runs([experiment.experiment_id], max_results=5000,
+                              order_by=["attributes.start_time ASC"])
+
+
+def by_implementation(runs: list) -> dict:
+    """Child runs keyed by (implementation, n_samples)."""
+    return {(r.data.params["implementation"], int(r.data.params["n_samples"])): r
+            for r in runs if "mlflow.parentRunId" in r.data.tags}
+
+
+def alive(pid: int) -> bool:
+    """Running, not merely a zombie waiting for a reaper (a container's init may never reap)."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False

@@ -61,7 +61,7 @@ BAD_FILES = {
     "option of another generator": ("datasets: [{generator: blobs, n_samples: 100, n_features: 2, noise: 1}]",
                                     "datasets[0].noise", "not an option of the blobs generator"),
     "threads zero": ("threads: 0", "threads", "expected an integer >= 1"),
-    "min_time negative": ("min_time_s: -1", "min_time_s", "expected a number >= 0"),
+    "min_time negative": ("min_time_s: -1", "min_time_s", "expected a finite number >= 0"),
     "system_metrics not bool": ("system_metrics: yes please", "system_metrics", "expected true or false"),
     "no data for a pairing": ("datasets: [{generator: blobs, n_samples: 100, n_features: 2}]\n"
                               "pairings: [linear_regression]", "pairings[0]", "task 'regression'"),

@@ -28,6 +28,7 @@ def test_an_exception_in_the_case_is_a_failed_record_with_stderr(tmp_path):
     record = run_isolated(_spec(tmp_path, params={"no_such_param": 1}), timeout_s=120)
     assert record["status"] == "failed"
     assert record["error"].startswith("TypeError") and "no_such_param" in record["error"]
+    assert (record["failure"], record["error_type"]) == ("exception", "TypeError")
     assert "Traceback" in record["stderr_tail"]
 
 
@@ -56,11 +57,13 @@ def test_a_worker_killed_by_a_signal_is_failed_with_the_signal(tmp_path):
     record = run_isolated(spec, timeout_s=120)
     thread.join()
     assert killed
-    assert record == {"status": "failed", "error": "worker killed by signal SIGKILL",
-                      "stderr_tail": record["stderr_tail"]}
+    assert record["status"] == "failed"
+    assert (record["failure"], record["signal"]) == ("signal", "SIGKILL")
+    assert record["error"].startswith("worker killed by signal SIGKILL")
 
 
 def test_a_hung_case_is_killed_at_its_timeout(tmp_path):
     # 0.2 s is far less than a Python start with scikit-learn: the worker is killed mid-way
     record = run_isolated(_spec(tmp_path), timeout_s=0.2)
     assert record["status"] == "failed" and record["error"].startswith("timeout")
+    assert record["failure"] == "timeout"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from conftest import REPO
+from conftest import REPO, faults_experiment, store_runs
 
 MLFLOW = shutil.which("mlflow", path=str(Path(sys.executable).parent)) or shutil.which("mlflow")
 
@@ -53,3 +53,38 @@ def test_mlflow_run_nests_the_cases_under_its_own_run(tmp_path):
     artifacts |= {a.path for a in client.list_artifacts(outer.info.run_id, "plots")}
     assert {"comparison.csv", "comparison.html", "comparison_table.json", "plots/time_vs_rows.png"} <= artifacts
     assert "mlcompare suite `one`" in client.get_run(outer.info.run_id).data.tags["mlflow.note.content"]
+
+
+@pytest.mark.skipif(MLFLOW is None, reason="the mlflow command is not on PATH")
+def test_mlflow_run_resume_parameter_reruns_only_what_did_not_finish(tmp_path, faults):
+    """`-P resume=true`: the second `mlflow run` skips the case the first one finished."""
+    experiment = faults_experiment(tmp_path, ["sklearn", "flaky"])
+    (tmp_path / "faults" / "fail").touch()
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")} | faults
+    env |= {"MLFLOW_TRACKING_URI": uri, "MLCOMPARE_DATA_DIR": str(tmp_path / "data"),
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"}
+
+    def mlflow_run(*params: str) -> subprocess.CompletedProcess:
+        args = [MLFLOW, "run", str(REPO), "--env-manager", "local", "--experiment-name", "resume-test",
+                "-P", f"experiment={experiment}", "-P", "timeout=120"]
+        for param in params:
+            args += ["-P", param]
+        return subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+
+    first = mlflow_run()
+    assert first.returncode != 0  # a case failed
+    (tmp_path / "faults" / "fail").unlink()
+    second = mlflow_run("resume=true")
+    assert second.returncode == 0, second.stderr[-3000:]
+
+    runs = store_runs("resume-test", uri)
+    outer = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
+    assert [r.info.status for r in outer] == ["FAILED", "FINISHED"]
+    assert outer[1].data.params["resume"] == "true" and outer[1].data.params["suite_resume"] == "True"
+    assert outer[1].data.metrics["cases_reused"] == 1
+    children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
+    assert sorted((r.data.params["implementation"], r.info.status, r.data.tags["mlflow.parentRunId"])
+                  for r in children) == sorted([("sklearn", "FINISHED", outer[0].info.run_id),
+                                                ("flaky", "FAILED", outer[0].info.run_id),
+                                                ("flaky", "FINISHED", outer[1].info.run_id)])

@@ -1,0 +1,77 @@
+"""Estimators that fail the way real ones do on a bad day. For fault-injection tests only.
+
+The tests put this folder on PYTHONPATH, allow the module through
+MLCOMPARE_ESTIMATOR_MODULES=faulty_estimators and add `pairings/` through
+MLCOMPARE_PAIRING_DIRS. Estimators that take part in interrupt and resume tests talk to
+the test through files in $MLCOMPARE_FAULTS_DIR.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from sklearn.linear_model import LinearRegression
+
+
+def _faults_dir() -> Path:
+    return Path(os.environ["MLCOMPARE_FAULTS_DIR"])
+
+
+class Segfault(LinearRegression):
+    """Reads address 0, as a buggy native extension would: the worker dies of SIGSEGV."""
+
+    def fit(self, X, y):
+        ctypes.string_at(0)
+        return self
+
+
+class ExitsHard(LinearRegression):
+    """Leaves without a word (a native library calling exit())."""
+
+    def fit(self, X, y):
+        os._exit(3)
+
+
+class OutOfMemory(LinearRegression):
+    """Asks for 1 PiB, more than any address space: numpy raises MemoryError."""
+
+    def fit(self, X, y):
+        np.empty(2**47, dtype=np.float64)
+        return self
+
+
+class Hang(LinearRegression):
+    """Never returns, after starting a process of its own; writes both pids to hang.pids."""
+
+    def fit(self, X, y):
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        (_faults_dir() / "hang.pids").write_text(f"{os.getpid()} {child.pid}")
+        while True:
+            time.sleep(1)
+
+
+class Gate(LinearRegression):
+    """Writes its pid to `started`, then waits in its first fit until the file `open` exists."""
+
+    def fit(self, X, y):
+        folder = _faults_dir()
+        if not (folder / "open").exists():
+            (folder / "started").write_text(str(os.getpid()))
+            while not (folder / "open").exists():
+                time.sleep(0.05)
+        return super().fit(X, y)
+
+
+class FailsWhileMarked(LinearRegression):
+    """Raises while the file `fail` exists, works once it is gone (a flaky case)."""
+
+    def fit(self, X, y):
+        if (_faults_dir() / "fail").exists():
+            raise RuntimeError("failing on purpose while the 'fail' marker exists")
+        return super().fit(X, y)
