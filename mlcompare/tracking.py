@@ -157,12 +157,29 @@ class Recorder:
         self._open.add(run_id)
         self._log(run_id, params=params, metrics=metrics, tags=tags, history=history)
         if dataset:
-            self.client.log_inputs(run_id, datasets=[_dataset_input(dataset)])
+            self._log_dataset(run_id, _dataset_input(dataset))
         for name, text in (texts or {}).items():
             self.client.log_text(run_id, text, name)
         self.client.set_terminated(run_id, status)
         self._open.discard(run_id)
         return run_id
+
+    def _log_dataset(self, run_id: str, dataset: DatasetInput) -> None:
+        """log_inputs, again when another suite registered the same dataset a moment before.
+
+        The store adds the dataset to the experiment the first time it sees it; two suites
+        doing so at once make one of them fail on the unique key. Its second try finds the
+        dataset there and only links it to the run.
+        """
+        for attempt in range(3):
+            try:
+                self.client.log_inputs(run_id, datasets=[dataset])
+                return
+            except MlflowException as exc:
+                text = str(exc).lower()
+                if attempt == 2 or not ("duplicate key" in text or "unique constraint" in text):
+                    raise
+                time.sleep(0.2 + random.random() * 0.3)
 
     def load_suite(self) -> StoredSuite:
         """The suite as the store holds it now: what the report is built from."""

@@ -86,8 +86,8 @@ def test_suites_write_to_a_tracking_server_backed_by_postgresql(tracking_server,
         children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
         assert len(children) == 4 and {c.info.status for c in children} == {"FINISHED"}
         table = client.download_artifacts(parent.info.run_id, "comparison.csv")
-        with open(table) as f:
-            assert len(f.read().strip().splitlines()) == 1 + 4
+        with open(table) as f:  # a row per pairing × dataset × size, implementations side by side
+            assert len(f.read().strip().splitlines()) == 1 + 2
 
     runs = store_runs("faults", tracking_server)
     assert sorted(r.info.status for r in runs) == ["FAILED", "FAILED", "FINISHED"]
