@@ -59,12 +59,24 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--system-metrics", action="store_true",
                      help="sample CPU/memory (and GPU, with nvidia-ml-py) on the suite run")
     run.add_argument("--quiet", action="store_true", help="no progress lines")
+    _pairing_flags(run)
 
-    validate = sub.add_parser("validate", help="check an experiment file without running anything")
-    validate.add_argument("experiment")
+    validate = sub.add_parser("validate", help="check an experiment file (or only pairings) without running anything")
+    validate.add_argument("experiment", nargs="?",
+                          help="experiment YAML file; without one, the catalog and --pairings files are checked")
+    _pairing_flags(validate)
 
-    sub.add_parser("list", help="every pairing and implementation, and whether it can run here")
+    listing = sub.add_parser("list", help="every pairing and implementation, and whether it can run here")
+    _pairing_flags(listing)
     return parser
+
+
+def _pairing_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pairings", action="append", default=[], metavar="PATH",
+                        help="a pairing YAML file or a directory of them, added to the catalog and to the "
+                             "run (repeatable)")
+    parser.add_argument("--allow-module", action="append", default=[], metavar="MODULE", dest="allow_module",
+                        help="also allow estimators from this module and its submodules (repeatable)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             return _run(args)
         if args.command == "validate":
             return _validate(args)
-        return _list()
+        return _list(args)
     except InputError as exc:
         print(f"mlcompare: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -83,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     from mlcompare.experiment import load_experiment
 
-    experiment = load_experiment(args.experiment, repeats=args.repeats, implementations=args.implementations)
+    experiment = load_experiment(args.experiment, repeats=args.repeats, implementations=args.implementations,
+                                 pairing_paths=args.pairings, allow_modules=args.allow_module)
     if args.threads is not None:
         experiment.threads = args.threads
     if args.min_time is not None:
@@ -105,9 +118,13 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    if args.experiment is None:
+        catalog = _checked_catalog(args)
+        print(f"ok: {len(catalog)} pairings ({', '.join(sorted(catalog))})")
+        return 0
     from mlcompare.experiment import load_experiment
 
-    experiment = load_experiment(args.experiment)
+    experiment = load_experiment(args.experiment, pairing_paths=args.pairings, allow_modules=args.allow_module)
     cases = experiment.cases()
     print(f"{experiment.source}: ok: {len(cases)} cases "
           f"({len(experiment.pairings)} pairings, {len(experiment.datasets)} datasets, "
@@ -115,17 +132,37 @@ def _validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _list() -> int:
-    from mlcompare import device
-    from mlcompare.pairings import load_catalog
+def _checked_catalog(args: argparse.Namespace) -> dict:
+    """The catalog with plugins and --pairings files, every installed estimator imported and checked."""
+    from mlcompare.pairings import allowed_modules
+    from mlcompare.pairings.checks import check_pairing
+    from mlcompare.selection import build_catalog
 
-    for pairing in load_catalog().values():
-        print(f"{pairing.name} ({pairing.task}; metrics: {', '.join(pairing.metrics)})")
+    catalog, _ = build_catalog(allowed_modules(args.allow_module), args.pairings)
+    for pairing in catalog.values():
+        check_pairing(pairing)
+    return catalog
+
+
+def _list(args: argparse.Namespace) -> int:
+    from mlcompare import device
+    from mlcompare.pairings import allowed_modules
+    from mlcompare.selection import build_catalog
+
+    catalog, _ = build_catalog(allowed_modules(args.allow_module), args.pairings)
+    runnable = total = 0
+    for pairing in sorted(catalog.values(), key=lambda p: (p.task, p.name)):
+        origin = f"; plugin {pairing.plugin}" if pairing.plugin else ""
+        print(f"{pairing.name} ({pairing.task}; metrics: {', '.join(pairing.metrics)}{origin})")
         for impl in pairing.implementations.values():
             reason = device.skip_reason(impl.library, impl.device)
             mark = "baseline, " if impl.name == pairing.baseline else ""
             state = f"cannot run here: {reason}" if reason else "can run here"
-            print(f"  {impl.name:<12} {impl.device}  {impl.estimator}  ({mark}{state})")
+            under = f" under {impl.accelerator}" if impl.accelerator else ""
+            print(f"  {impl.name:<12} {impl.device}  {impl.estimator}{under}  ({mark}{state})")
+            total += 1
+            runnable += reason is None
+    print(f"{len(catalog)} pairings, {total} implementations, {runnable} can run here")
     return 0
 
 

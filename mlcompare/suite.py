@@ -21,6 +21,8 @@ import yaml
 from mlcompare import datasets, device, measure, quality, report, sysinfo
 from mlcompare.experiment import Case, Experiment
 from mlcompare.isolation import run_isolated
+from mlcompare.pairings import ALLOWED_MODULE_PREFIXES
+from mlcompare.selection import point_label
 from mlcompare.tracking import Recorder
 
 
@@ -125,7 +127,9 @@ def _run_one(case: Case, experiment: Experiment, threads: int, prepared: dict[st
             "params": case.pairing.estimator_params(impl), "task": case.pairing.task,
             "metrics": list(case.pairing.metrics), "repeats": experiment.repeats,
             "min_time_s": experiment.min_time_s, "threads": threads,
-            "dataset_dir": str(prepared[key]), "predictions_path": str(predictions_path)}
+            "dataset_dir": str(prepared[key]), "predictions_path": str(predictions_path),
+            "accelerator": impl.accelerator, "plugin": case.pairing.plugin,
+            "allowed_modules": list(_allowed_for(case, experiment))}
     record = base | run_isolated(spec, experiment.timeout_s)
     record["dataset_sha256"] = datasets.content_hash(prepared[key])
     if record["status"] == "ok":
@@ -146,10 +150,18 @@ def _log(recorder: Recorder, case: Case, record: dict[str, Any], experiment: Exp
         "estimator": impl.estimator,
         **{f"shared.{k}": v for k, v in pairing.params.items()},
     }
+    if impl.accelerator:
+        params["accelerator"] = impl.accelerator
+    if case.shared_point or case.impl_point:
+        # each swept value as its own param, so the UI's charts can use it as an axis
+        params["sweep"] = point_label(case.shared_point + case.impl_point)
+        params.update({f"sweep.{k}": v for k, v in case.shared_point + case.impl_point})
     effective = record.get("effective_params") or pairing.estimator_params(impl)
     params.update({f"estimator.{k}": v for k, v in effective.items()})
     tags = {"mlcompare.kind": "case", "case_status": record["status"], "baseline": pairing.baseline,
-            "dataset_fingerprint": spec.fingerprint(), **fingerprint}
+            "dataset_fingerprint": spec.fingerprint(), "task": pairing.task, **fingerprint}
+    if pairing.plugin:
+        tags["plugin"] = pairing.plugin
     differences = pairing.differences(impl)
     if differences:
         tags["param_differences"] = " | ".join(differences)
@@ -162,6 +174,16 @@ def _log(recorder: Recorder, case: Case, record: dict[str, Any], experiment: Exp
                                                    ("fit_host_input_time_repeat_s", "fit_host_times"))
                if record.get(key)}
     recorder.log_case(case.name, status, params, record.get("metrics", {}), tags, history=history, texts=texts)
+
+
+def _allowed_for(case: Case, experiment: Experiment) -> tuple[str, ...]:
+    """The worker re-checks the allow-list on import: give it the experiment's, plus a plugin's own package."""
+    allowed = experiment.allowed_modules or ALLOWED_MODULE_PREFIXES
+    if case.pairing.plugin:
+        from mlcompare.plugins import allowed_for
+
+        allowed = tuple(dict.fromkeys([*allowed, *(f"{m}." for m in allowed_for(case.pairing.plugin))]))
+    return allowed
 
 
 def _summary(record: dict[str, Any]) -> str:
