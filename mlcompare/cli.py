@@ -133,14 +133,16 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _checked_catalog(args: argparse.Namespace) -> dict:
-    """The catalog with plugins and --pairings files, every installed estimator imported and checked."""
+    """The catalog with plugins and --pairings files; installed estimators imported and checked
+    (those of the --pairings files only, when given)."""
     from mlcompare.pairings import allowed_modules
     from mlcompare.pairings.checks import check_pairing
     from mlcompare.selection import build_catalog
 
-    catalog, _ = build_catalog(allowed_modules(args.allow_module), args.pairings)
+    catalog, added = build_catalog(allowed_modules(args.allow_module), args.pairings)
     for pairing in catalog.values():
-        check_pairing(pairing)
+        if not added or pairing.name in added:  # with --pairings, just those files
+            check_pairing(pairing)
     return catalog
 
 

@@ -83,7 +83,11 @@ def _load(ep: metadata.EntryPoint) -> PluginPairing:
     for name, metric in obj.metrics.items():
         if not isinstance(metric, PluginMetric) or metric.uses not in ("pred", "proba"):
             raise InputError(source, f"metrics.{name}", "expected a PluginMetric using 'pred' or 'proba'")
-        if name in quality.METRICS and name not in _registered:
+        if name in _registered:  # loaded before in this process (suite and workers load on demand)
+            if _registered[name] != metric:
+                raise InputError(source, f"metrics.{name}", "another plugin defines a metric of this name")
+            continue
+        if name in quality.METRICS:
             raise InputError(source, f"metrics.{name}", "a built-in metric has this name")
         _register(name, metric)
     return obj

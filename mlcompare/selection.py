@@ -81,10 +81,7 @@ def parse_entries(source: str, entries: Any, catalog: dict[str, Pairing], allowe
     for i, entry in enumerate(entries):
         at = f"pairings[{i}]"
         if isinstance(entry, str) and entry.endswith((".yaml", ".yml")):
-            path = Path(entry) if Path(entry).is_absolute() else base_dir / entry
-            if not path.exists():
-                raise InputError(source, at, f"no pairing file {entry!r} (paths are relative to the experiment file)")
-            pairing = load_pairing_file(path, allowed)
+            pairing = _load_file(source, at, entry, base_dir, allowed)
             add_pairing(catalog, pairing)
             selections.append(Selection(pairing))
         elif isinstance(entry, str):
@@ -92,7 +89,7 @@ def parse_entries(source: str, entries: Any, catalog: dict[str, Pairing], allowe
                 raise InputError(source, at, f"unknown pairing {entry!r} (known: {', '.join(sorted(catalog))})")
             selections.append(Selection(catalog[entry]))
         elif isinstance(entry, dict) and "pairing" in entry:
-            selections.append(_parse_override(source, at, entry, catalog))
+            selections.append(_parse_override(source, at, entry, catalog, base_dir, allowed))
         elif isinstance(entry, dict):
             pairing = parse_pairing(entry, source, at=at, allowed=allowed)
             add_pairing(catalog, pairing)
@@ -109,9 +106,21 @@ def parse_entries(source: str, entries: Any, catalog: dict[str, Pairing], allowe
     return selections
 
 
-def _parse_override(source: str, at: str, entry: dict, catalog: dict[str, Pairing]) -> Selection:
+def _load_file(source: str, at: str, entry: str, base_dir: Path, allowed: tuple[str, ...]) -> Pairing:
+    path = Path(entry) if Path(entry).is_absolute() else base_dir / entry
+    if not path.exists():
+        raise InputError(source, at, f"no pairing file {entry!r} (paths are relative to the experiment file)")
+    return load_pairing_file(path, allowed)
+
+
+def _parse_override(source: str, at: str, entry: dict, catalog: dict[str, Pairing], base_dir: Path,
+                    allowed: tuple[str, ...]) -> Selection:
     schema.check_keys(source, at, entry, _OVERRIDE_KEYS, {"pairing"})
     name = schema.expect_str(source, f"{at}.pairing", entry["pairing"])
+    if name.endswith((".yaml", ".yml")):  # a pairing file, overridden
+        pairing = _load_file(source, f"{at}.pairing", name, base_dir, allowed)
+        add_pairing(catalog, pairing)
+        name = pairing.name
     if name not in catalog:
         raise InputError(source, f"{at}.pairing", f"unknown pairing {name!r} (known: {', '.join(sorted(catalog))})")
     base = catalog[name]
