@@ -81,8 +81,11 @@ class Experiment:
     allowed_modules: tuple[str, ...] = ()  # module prefixes estimators may be imported from
 
     def __post_init__(self) -> None:
-        if not self.selections:
-            self.selections = [Selection(p) for p in self.pairings]
+        # `pairings` is the source of truth (code may replace it): keep a selection (its
+        # overrides and sweeps) only for the very pairing it was made for.
+        by_name = {s.pairing.name: s for s in self.selections}
+        self.selections = [by_name[p.name] if p.name in by_name and by_name[p.name].pairing is p else Selection(p)
+                           for p in self.pairings]
 
     def cases(self) -> list[Case]:
         """Every case, pairing by pairing, dataset by dataset and sweep point by point, the baseline first."""

@@ -7,7 +7,8 @@ with `--pairings`. An experiment's `pairings:` list then picks from it, each ent
 - a path to a pairing file, relative to the experiment: `my_pairings/ridge.yaml`;
 - an inline pairing (a mapping in the pairing schema, with `name`, `task`, ...);
 - a pairing with overrides: `{pairing: random_forest, params: {n_estimators: [100, 500]},
-  implementations: {cuml: {params: {n_bins: 64}}}, max_samples: 100000}`.
+  implementations: {cuml: {params: {n_bins: 64}}}, max_samples: 100000}` (`pairing:` may
+  also be a pairing file).
 
 In overrides a list is a sweep: the grid of every combination becomes one case each (wrap
 a list value in another list to pass it as one value). Shared sweeps apply to every

@@ -146,7 +146,8 @@ def _log(recorder: Recorder, case: Case, record: dict[str, Any], experiment: Exp
         "n_features": spec.n_features, "dtype": spec.dtype, "seed": spec.seed,
         "repeats": experiment.repeats, "min_time_s": experiment.min_time_s,
         "threads": threads if impl.device == "cpu" else "library default",
-        "input_modes": "device,host" if impl.device == "gpu" else "host",
+        # an accelerator takes numpy arrays, as the unchanged user code would
+        "input_modes": "device,host" if impl.device == "gpu" and not impl.accelerator else "host",
         "estimator": impl.estimator,
         **{f"shared.{k}": v for k, v in pairing.params.items()},
     }

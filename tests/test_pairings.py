@@ -94,3 +94,21 @@ def test_bad_pairings_name_the_field(change, field):
     with pytest.raises(InputError) as err:
         parse_pairing(data, "p.yaml")
     assert (err.value.source, err.value.field) == ("p.yaml", field)
+
+
+def test_accelerated_implementations_are_probed_and_checked():
+    from mlcompare import device
+
+    impl = CATALOG["kmeans"].implementations["cuml_accel"]
+    assert (impl.library, impl.device, impl.accelerator) == ("cuml.accel", "gpu", "cuml.accel")
+    if not device.library_installed("cuml"):
+        assert device.skip_reason(impl.library, impl.device).startswith("cuml not installed")
+    base = {"name": "p", "task": "regression"}
+    for bad, field in [({"estimator": "sklearn.linear_model.Ridge", "device": "cpu"}, "device"),
+                       ({"estimator": "xgboost.XGBRegressor", "device": "gpu"}, "estimator"),
+                       ({"estimator": "sklearn.linear_model.Ridge", "device": "gpu", "accelerator": "x"},
+                        "accelerator")]:
+        data = base | {"implementations": {"a": {"accelerator": "cuml.accel"} | bad}}
+        with pytest.raises(InputError) as err:
+            parse_pairing(data, "p.yaml")
+        assert err.value.field == f"implementations.a.{field}"
