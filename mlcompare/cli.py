@@ -68,6 +68,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = sub.add_parser("list", help="every pairing and implementation, and whether it can run here")
     _pairing_flags(listing)
+
+    data = sub.add_parser("datasets", help="dataset cards and the local cache")
+    data_sub = data.add_subparsers(dest="datasets_command", required=True, metavar="ACTION")
+    data_sub.add_parser("list", help="every card, whether its download is cached, and the cached datasets")
+    fetch = data_sub.add_parser("fetch", help="download (and verify) the named cards' files")
+    fetch.add_argument("names", nargs="+", metavar="NAME")
+    fetch.add_argument("--pin", action="store_true",
+                       help="for a card without a published sha256: record this download's hash")
+    verify = data_sub.add_parser("verify", help="check cached downloads and datasets against their hashes")
+    verify.add_argument("names", nargs="*", metavar="NAME")
+    clean = data_sub.add_parser("clean", help="delete the prepared datasets (and, with --downloads, the downloads)")
+    clean.add_argument("--downloads", action="store_true")
     return parser
 
 
@@ -86,6 +98,10 @@ def main(argv: list[str] | None = None) -> int:
             return _run(args)
         if args.command == "validate":
             return _validate(args)
+        if args.command == "datasets":
+            from mlcompare import dataset_cli
+
+            return dataset_cli.main(args)
         return _list(args)
     except InputError as exc:
         print(f"mlcompare: error: {exc}", file=sys.stderr)
@@ -103,12 +119,13 @@ def _run(args: argparse.Namespace) -> int:
         experiment.min_time_s = args.min_time
     experiment.system_metrics = experiment.system_metrics or args.system_metrics
     # Imported only now: a bad file must not even open the store.
-    from mlcompare.suite import run_suite
+    from mlcompare.suite import prepare_datasets, run_suite
     from mlcompare.tracking import Recorder
 
     say = (lambda line: None) if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    prepared = prepare_datasets(experiment, say)  # before the store is touched
     try:
-        outcome = run_suite(experiment, Recorder(experiment.name), say=say)
+        outcome = run_suite(experiment, Recorder(experiment.name), say=say, prepared=prepared)
     except KeyboardInterrupt:
         print("mlcompare: interrupted; the suite run is marked KILLED", file=sys.stderr)
         return 130

@@ -157,3 +157,16 @@ def cuml_device_type() -> str | None:
     except Exception:  # older cuML without device selection: it only runs on the GPU
         return None
 
+
+
+def load_split(directory: Any) -> dict[str, Any]:
+    """A cached split read by cuDF straight into device memory (no host round trip)."""
+    import cudf
+
+    out = {}
+    for name in ("train", "test"):
+        frame = cudf.read_parquet(f"{directory}/{name}.parquet")
+        out[f"X_{name}"] = frame.drop(columns=["target"]).to_cupy()
+        out[f"y_{name}"] = frame["target"].to_cupy()
+    synchronize()
+    return out

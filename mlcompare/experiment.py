@@ -17,6 +17,7 @@ from mlcompare.datasets import GENERATORS, DatasetSpec
 from mlcompare.errors import InputError
 from mlcompare.pairings import Implementation, Pairing, allowed_modules
 from mlcompare.selection import Point, Selection, build_catalog, check_selected, parse_entries, point_label
+from mlcompare.tables import TableSource, load_cards, parse_file_entry
 
 DTYPES = ("float32", "float64")
 _TOP_KEYS = {"name", "description", "repeats", "min_time_s", "threads", "system_metrics", "dtype", "seed",
@@ -92,7 +93,7 @@ class Experiment:
         out = []
         for sel in self.selections:
             for spec in self.datasets:
-                if sel.pairing.task not in spec.tasks or (sel.max_samples and spec.n_samples > sel.max_samples):
+                if sel.pairing.task not in spec.tasks or not _within(spec, sel.max_samples):
                     continue
                 for shared_point, pairing in sel.variants():
                     impls = [impl for impl in pairing.implementations.values() if self._selected(impl)]
@@ -143,8 +144,9 @@ def load_experiment(path: str | Path, repeats: int | None = None,
     entries = data["datasets"]
     if not isinstance(entries, list) or not entries:
         raise InputError(source, "datasets", f"expected a non-empty list of datasets, got {schema.type_name(entries)}")
+    cards = None if not any(isinstance(e, dict) and "dataset" in e for e in entries) else load_cards()
     datasets = [spec for i, entry in enumerate(entries)
-                for spec in _parse_dataset(source, f"datasets[{i}]", entry, dtype, seed)]
+                for spec in _parse_dataset(source, f"datasets[{i}]", entry, dtype, seed, cards)]
 
     listed = "pairings" in data
     if listed:
@@ -161,7 +163,7 @@ def load_experiment(path: str | Path, repeats: int | None = None,
         if not fits:
             raise InputError(src, field_, f"no dataset in {source} serves {sel.pairing.name}'s task "
                              f"{sel.pairing.task!r} (generators: {_generators_for(sel.pairing.task)})")
-        if sel.max_samples and not any(spec.n_samples <= sel.max_samples for spec in fits):
+        if not any(_within(spec, sel.max_samples) for spec in fits):
             raise InputError(source, f"{field_}.max_samples", f"no {sel.pairing.task} dataset in this file has at "
                              f"most {sel.max_samples} rows")
     selections += extra
@@ -195,14 +197,53 @@ def load_experiment(path: str | Path, repeats: int | None = None,
     return experiment
 
 
+def _within(spec: DatasetSpec, max_samples: int | None) -> bool:
+    """Whether a dataset is small enough for a pairing's `max_samples` (unknown sizes are)."""
+    rows = spec.n_samples or (spec.table.rows if spec.table is not None else None)
+    return max_samples is None or rows is None or rows <= max_samples
+
+
 def _generators_for(task: str) -> str:
     from mlcompare.datasets import GENERATOR_TASKS
 
-    return ", ".join(g for g, tasks in GENERATOR_TASKS.items() if task in tasks)
+    generators = [g for g, tasks in GENERATOR_TASKS.items() if task in tasks]
+    return ", ".join(generators + [f"or a {task} dataset card or file"])
 
 
-def _parse_dataset(source: str, field_: str, entry: Any, dtype: str, seed: int) -> list[DatasetSpec]:
+def _parse_dataset(source: str, field_: str, entry: Any, dtype: str, seed: int,
+                   cards: dict[str, TableSource] | None) -> list[DatasetSpec]:
     entry = schema.expect_mapping(source, field_, entry)
+    kinds = [k for k in ("generator", "dataset", "file") if k in entry]
+    if len(kinds) != 1:
+        raise InputError(source, field_, "needs exactly one of generator (synthetic), dataset (a card "
+                         "in datasets/) or file (your own CSV / Parquet)")
+    test_size = schema.expect_number(source, f"{field_}.test_size", entry.get("test_size", 0.25), 0.05, 0.95)
+    spec_dtype = schema.expect_choice(source, f"{field_}.dtype", entry.get("dtype", dtype), list(DTYPES))
+    spec_seed = schema.expect_int(source, f"{field_}.seed", entry.get("seed", seed), minimum=0)
+    common = {"seed": spec_seed, "test_size": test_size, "dtype": spec_dtype}
+    if kinds[0] == "generator":
+        return _parse_synthetic(source, field_, entry, common)
+    if kinds[0] == "file":
+        table = parse_file_entry(entry, source, field_)
+    else:
+        schema.check_keys(source, field_, entry, {"dataset", "n_samples", "seed", "test_size", "dtype"})
+        cards = load_cards() if cards is None else cards
+        name = schema.expect_str(source, f"{field_}.dataset", entry["dataset"])
+        if name not in cards:
+            raise InputError(source, f"{field_}.dataset", f"unknown dataset {name!r} (cards: {', '.join(sorted(cards))})")
+        table = cards[name]
+    rows = [None]
+    if entry.get("n_samples") is not None:
+        rows = schema.expect_int_or_list(source, f"{field_}.n_samples", entry["n_samples"], minimum=20)
+        for i, n in enumerate(rows):
+            if table.rows and n > table.rows:
+                raise InputError(source, f"{field_}.n_samples", f"{n} rows requested, {table.name} has {table.rows}")
+    kind = "file" if kinds[0] == "file" else "card"
+    return [DatasetSpec(name=table.name, n_samples=n, n_features=table.features, kind=kind, table=table, **common)
+            for n in rows]
+
+
+def _parse_synthetic(source: str, field_: str, entry: dict, common: dict[str, Any]) -> list[DatasetSpec]:
     schema.check_keys(source, field_, entry, _DATASET_KEYS | set(_GENERATOR_OPTIONS),
                       {"generator", "n_samples", "n_features"})
     generator = schema.expect_choice(source, f"{field_}.generator", entry["generator"], list(GENERATORS))
@@ -225,8 +266,5 @@ def _parse_dataset(source: str, field_: str, entry: Any, dtype: str, seed: int) 
         if generator == "classification" and 2 ** informative < 2 * options.get("n_classes", 2):
             raise InputError(source, f"{field_}.n_informative", "too few informative features for "
                              "n_classes (needs 2**n_informative >= 2 * n_classes)")
-    test_size = schema.expect_number(source, f"{field_}.test_size", entry.get("test_size", 0.25), 0.05, 0.95)
-    spec_dtype = schema.expect_choice(source, f"{field_}.dtype", entry.get("dtype", dtype), list(DTYPES))
-    spec_seed = schema.expect_int(source, f"{field_}.seed", entry.get("seed", seed), minimum=0)
-    return [DatasetSpec(generator=generator, n_samples=n, n_features=d, seed=spec_seed, test_size=test_size,
-                        dtype=spec_dtype, options=options) for n, d in itertools.product(rows, cols)]
+    return [DatasetSpec(name=generator, n_samples=n, n_features=d, options=options, **common)
+            for n, d in itertools.product(rows, cols)]

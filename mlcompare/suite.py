@@ -12,7 +12,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 import psutil
@@ -23,7 +23,9 @@ from mlcompare.experiment import Case, Experiment
 from mlcompare.isolation import run_isolated
 from mlcompare.pairings import ALLOWED_MODULE_PREFIXES
 from mlcompare.selection import point_label
-from mlcompare.tracking import Recorder
+
+if TYPE_CHECKING:  # the suite needs only a recorder's methods; MLflow is imported by tracking.py
+    from mlcompare.tracking import Recorder
 
 
 @dataclass
@@ -42,10 +44,16 @@ def default_threads() -> int:
     return max(1, min(physical, usable))
 
 
-def run_suite(experiment: Experiment, recorder: Recorder,
-              say: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)) -> SuiteOutcome:
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], None] = _stderr,
+              prepared: dict[str, Path] | None = None) -> SuiteOutcome:
     cases = experiment.cases()
     threads = experiment.threads or default_threads()
+    if prepared is None:
+        prepared = prepare_datasets(experiment, say)
     fingerprint = sysinfo.fingerprint()
     parent = recorder.start_suite(
         run_name=f"suite · {experiment.name}",
@@ -61,10 +69,9 @@ def run_suite(experiment: Experiment, recorder: Recorder,
     started = time.perf_counter()
     try:
         with tempfile.TemporaryDirectory(prefix="mlcompare-suite-") as scratch:
-            prepared: dict[str, Path] = {}
             baselines: dict[tuple[str, str], dict[str, Any]] = {}
             for index, case in enumerate(cases, 1):
-                record = _run_one(case, experiment, threads, prepared, Path(scratch) / f"pred-{index}.npy", say)
+                record = _run_one(case, experiment, threads, prepared, Path(scratch) / f"pred-{index}.npy")
                 if record["status"] == "ok":
                     if case.is_baseline:
                         baselines[case.group] = record
@@ -109,20 +116,43 @@ def compare(case: Case, record: dict[str, Any], baseline: dict[str, Any]) -> dic
     return out
 
 
+def prepare_datasets(experiment: Experiment, say: Callable[[str], None] = _stderr) -> dict[str, Path]:
+    """Materialise, once each, the datasets of every case that can run here.
+
+    Called before the first run is written: a bad file, a failed download or a checksum
+    mismatch is an input error, never a half-written suite.
+    """
+    prepared: dict[str, Path] = {}
+    for case in experiment.cases():
+        if _skip_reason(case):
+            continue
+        key = case.dataset.fingerprint()
+        if key not in prepared:
+            started = time.perf_counter()
+            say(f"preparing dataset {case.dataset.label} ...")
+            prepared[key] = datasets.materialise(case.dataset)
+            say(f"  ready in {time.perf_counter() - started:.1f} s: {prepared[key]}")
+    return prepared
+
+
+def _skip_reason(case: Case) -> str | None:
+    return device.skip_reason(case.implementation.library, case.implementation.device)
+
+
 def _run_one(case: Case, experiment: Experiment, threads: int, prepared: dict[str, Path],
-             predictions_path: Path, say: Callable[[str], None]) -> dict[str, Any]:
+             predictions_path: Path) -> dict[str, Any]:
     impl = case.implementation
     base = {"pairing": case.pairing.name, "implementation": impl.name, "library": impl.library,
             "device": impl.device, "dataset": case.dataset.label, "n_samples": case.dataset.n_samples,
             "n_features": case.dataset.n_features, "baseline": case.is_baseline,
             "main_metric": case.pairing.main_metric}
-    reason = device.skip_reason(impl.library, impl.device)
+    reason = _skip_reason(case)
     if reason:
         return base | {"status": "skipped", "skip_reason": reason}
     key = case.dataset.fingerprint()
-    if key not in prepared:
-        say(f"preparing dataset {case.dataset.label} ...")
-        prepared[key] = datasets.materialise(case.dataset)
+    meta = datasets.definition(prepared[key])
+    base |= {"n_samples": meta["n_train"] + meta["n_test"], "n_features": meta["n_features_actual"],
+             "dataset_sha256": meta["content_sha256"], "dataset_source": meta["source"]}
     spec = {"estimator": impl.estimator, "library": impl.library, "device": impl.device,
             "params": case.pairing.estimator_params(impl), "task": case.pairing.task,
             "metrics": list(case.pairing.metrics), "repeats": experiment.repeats,
@@ -131,7 +161,6 @@ def _run_one(case: Case, experiment: Experiment, threads: int, prepared: dict[st
             "accelerator": impl.accelerator, "plugin": case.pairing.plugin,
             "allowed_modules": list(_allowed_for(case, experiment))}
     record = base | run_isolated(spec, experiment.timeout_s)
-    record["dataset_sha256"] = datasets.content_hash(prepared[key])
     if record["status"] == "ok":
         record["predictions_path"] = str(predictions_path)
     return record
@@ -142,8 +171,9 @@ def _log(recorder: Recorder, case: Case, record: dict[str, Any], experiment: Exp
     impl, pairing, spec = case.implementation, case.pairing, case.dataset
     params: dict[str, Any] = {
         "pairing": pairing.name, "implementation": impl.name, "library": impl.library,
-        "device": impl.device, "dataset": spec.generator, "n_samples": spec.n_samples,
-        "n_features": spec.n_features, "dtype": spec.dtype, "seed": spec.seed,
+        "device": impl.device, "dataset": spec.name, "dataset_kind": spec.kind,
+        "n_samples": record["n_samples"] or "all", "n_features": record["n_features"] or "as the data has",
+        "dtype": spec.dtype, "seed": spec.seed,
         "repeats": experiment.repeats, "min_time_s": experiment.min_time_s,
         "threads": threads if impl.device == "cpu" else "library default",
         # an accelerator takes numpy arrays, as the unchanged user code would
@@ -174,7 +204,13 @@ def _log(recorder: Recorder, case: Case, record: dict[str, Any], experiment: Exp
     history = {name: record[key] for name, key in (("fit_time_repeat_s", "fit_times"),
                                                    ("fit_host_input_time_repeat_s", "fit_host_times"))
                if record.get(key)}
-    recorder.log_case(case.name, status, params, record.get("metrics", {}), tags, history=history, texts=texts)
+    dataset_input = None
+    if record.get("dataset_sha256"):
+        dataset_input = {"name": spec.label, "digest": record["dataset_sha256"][:16],
+                         "source": record["dataset_source"], "rows": record["n_samples"],
+                         "features": record["n_features"], "dtype": spec.dtype}
+    recorder.log_case(case.name, status, params, record.get("metrics", {}), tags, history=history, texts=texts,
+                      dataset=dataset_input)
 
 
 def _allowed_for(case: Case, experiment: Experiment) -> tuple[str, ...]:

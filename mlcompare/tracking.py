@@ -8,6 +8,7 @@ MLFLOW_TRACKING_URI when set, else MLflow's own default (SQLite `mlflow.db` here
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import mlflow
-from mlflow.entities import Metric, Param, RunTag
+from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 
 # Limits of one log_batch call in MLflow's REST API (the SQLite store takes the same).
@@ -60,12 +61,14 @@ class Recorder:
 
     def log_case(self, run_name: str, status: str, params: dict[str, Any], metrics: dict[str, float],
                  tags: dict[str, str], history: dict[str, list[float]] | None = None,
-                 texts: dict[str, str] | None = None) -> str:
+                 texts: dict[str, str] | None = None, dataset: dict[str, Any] | None = None) -> str:
         """One finished case as a child run: created, filled and closed in one go."""
         run = self.client.create_run(self.experiment_id, run_name=run_name,
                                      tags={"mlflow.parentRunId": self.parent_id})
         run_id = run.info.run_id
         self._log(run_id, params=params, metrics=metrics, tags=tags, history=history)
+        if dataset:
+            self.client.log_inputs(run_id, datasets=[_dataset_input(dataset)])
         for name, text in (texts or {}).items():
             self.client.log_text(run_id, text, name)
         self.client.set_terminated(run_id, status)
@@ -105,6 +108,20 @@ class Recorder:
         while p or t or m:
             self.client.log_batch(run_id, metrics=m[:_MAX_METRICS], params=p[:_MAX_PARAMS], tags=t[:_MAX_TAGS])
             p, t, m = p[_MAX_PARAMS:], t[_MAX_TAGS:], m[_MAX_METRICS:]
+
+
+def _dataset_input(info: dict[str, Any]) -> DatasetInput:
+    """The data a case used, as MLflow's dataset entity (shown in the run's Datasets panel)."""
+    source = str(info["source"])
+    source_type = "http" if source.startswith("http") else "code" if source.startswith(("synthetic:", "sklearn.")) \
+        else "local"
+    schema = {"mlflow_colspec": [{"type": "float" if info["dtype"] == "float32" else "double",
+                                  "name": f"f{i}"} for i in range(int(info["features"]))]}
+    entity = Dataset(name=info["name"], digest=info["digest"], source_type=source_type,
+                     source=json.dumps({"uri": source} if source_type != "code" else {"tags": {"generator": source}}),
+                     schema=json.dumps(schema), profile=json.dumps({"num_rows": info["rows"],
+                                                                    "num_features": info["features"]}))
+    return DatasetInput(entity, tags=[InputTag("mlflow.data.context", "train+test")])
 
 
 def _clip(value: Any) -> str:

@@ -13,7 +13,7 @@ from mlcompare.pairings import load_catalog
 from mlcompare.runner import FallbackError, run_case, verify_device, with_threads
 
 CATALOG = load_catalog()
-DATA = {"clustering": DatasetSpec("blobs", 400, 4, options={"centers": 8}),
+DATA = {"clustering": DatasetSpec("blobs", 400, 10, options={"centers": 8}),
         "classification": DatasetSpec("classification", 400, 6),
         "regression": DatasetSpec("regression", 400, 5)}
 

@@ -138,7 +138,9 @@ def test_every_case_is_compared_with_its_baseline(suite_store):
         assert tags["threadpools"] and tags["ran_on"].startswith("cpu")
         assert len(tags["dataset_sha256"]) == 64 and tags["host.cpu_model"]
         assert {"fit_time_iqr_s", "fit_time_cv", "end_to_end_time_s", "fit_host_input_time_s",
-                "speedup_end_to_end", "fit_peak_host_memory_mb"} <= set(m)
+                "speedup_end_to_end", "fit_peak_host_memory_mb", "load_time_s"} <= set(m)
+        (logged,) = run.inputs.dataset_inputs
+        assert logged.dataset.digest == tags["dataset_sha256"][:16] and logged.dataset.source_type == "code"
         if run.data.params["implementation"] == "sklearn":
             assert m["quality_delta"] == 0.0 and m["prediction_agreement"] == 1.0
             assert "speedup_fit_ci_low" not in m
