@@ -1,4 +1,4 @@
-"""`mlcompare run | validate | list`: the command line.
+"""`mlcompare run | validate | list | report`: the command line.
 
 Bad input of any kind ends in one line on stderr naming the file and field, exit code 2,
 and nothing written to the tracking store.
@@ -12,6 +12,9 @@ import sys
 from mlcompare.errors import InputError
 
 EXIT_BAD_INPUT = 2
+#: `mlcompare report --format` choices (the same as mlcompare.report.FORMATS; not imported
+#: from there so that a bad command line never pays for pandas and matplotlib).
+REPORT_FORMATS = ("table", "markdown", "csv", "html")
 
 
 def _positive_int_or_empty(text: str) -> int | None:
@@ -58,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="keep repeating warm fits until this much fit time is measured")
     run.add_argument("--system-metrics", action="store_true",
                      help="sample CPU/memory (and GPU, with nvidia-ml-py) on the suite run")
-    run.add_argument("--quiet", action="store_true", help="no progress lines")
+    run.add_argument("--quiet", action="store_true",
+                     help="no progress output (on a terminal: no bar and no summary table; elsewhere: no lines)")
     _pairing_flags(run)
 
     validate = sub.add_parser("validate", help="check an experiment file (or only pairings) without running anything")
@@ -80,6 +84,15 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("names", nargs="*", metavar="NAME")
     clean = data_sub.add_parser("clean", help="delete the prepared datasets (and, with --downloads, the downloads)")
     clean.add_argument("--downloads", action="store_true")
+
+    report = sub.add_parser("report", help="the comparison table of recorded suites, read from the MLflow store",
+                            description="Rebuild the comparison table from the MLflow store "
+                                        "(MLFLOW_TRACKING_URI, else ./mlflow.db). With no selection: every suite.")
+    report.add_argument("--experiment", action="append", metavar="NAME",
+                        help="an MLflow experiment name or a suite name (repeatable)")
+    report.add_argument("--run-id", action="append", metavar="ID", help="a suite's parent run id (repeatable)")
+    report.add_argument("--format", choices=REPORT_FORMATS, default="table", help="output format (default: table)")
+    report.add_argument("--output", metavar="PATH", help="write to this file instead of stdout")
     return parser
 
 
@@ -98,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
             return _run(args)
         if args.command == "validate":
             return _validate(args)
+        if args.command == "report":
+            return _report(args)
         if args.command == "datasets":
             from mlcompare import dataset_cli
 
@@ -122,16 +137,54 @@ def _run(args: argparse.Namespace) -> int:
     from mlcompare.suite import prepare_datasets, run_suite
     from mlcompare.tracking import Recorder
 
-    say = (lambda line: None) if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    live = None
+    if args.quiet:
+        say = lambda line: None  # noqa: E731
+    elif sys.stderr.isatty():
+        from mlcompare.progress import LiveProgress
+
+        live = LiveProgress(sys.stderr)
+        say = live.say
+    else:
+        say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     prepared = prepare_datasets(experiment, say)  # before the store is touched
     try:
-        outcome = run_suite(experiment, Recorder(experiment.name), say=say, prepared=prepared)
+        if live:
+            with live:
+                outcome = run_suite(experiment, Recorder(experiment.name), say=say, prepared=prepared,
+                                    progress=live)
+            live.summary()
+        else:
+            outcome = run_suite(experiment, Recorder(experiment.name), say=say, prepared=prepared)
     except KeyboardInterrupt:
         print("mlcompare: interrupted; the suite run is marked KILLED", file=sys.stderr)
         return 130
     ok, skipped, failed = (outcome.count(s) for s in ("ok", "skipped", "failed"))
     print(f"mlcompare: {ok} ran, {skipped} skipped, {failed} failed; parent run {outcome.parent_run_id}")
     return 1 if failed else 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from mlcompare import report, tracking
+
+    try:
+        suites = tracking.find_suites(experiments=args.experiment, run_ids=args.run_id)
+    except tracking.SelectionError as exc:
+        raise InputError(exc.flag, None, str(exc)) from None
+    if not suites:
+        where = f" in experiment {', '.join(args.experiment)}" if args.experiment else ""
+        raise InputError("report", None, f"no mlcompare suite runs{where} in {tracking.store_uri()}")
+    text = report.render(report.compare(suites), args.format)
+    if args.output:
+        try:
+            with open(args.output, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as exc:
+            raise InputError("--output", None, f"cannot write {args.output}: {exc.strerror}") from None
+        print(f"mlcompare: {len(suites)} suite(s) written to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
 
 
 def _validate(args: argparse.Namespace) -> int:

@@ -1,48 +1,342 @@
-"""Comparison tables built from result records: one row per case, ready for CSV/HTML."""
+"""Comparison tables built from suites read back from the MLflow store.
+
+One code path serves both the suite's parent-run artifacts and `mlcompare report`: the
+suite is read from the store (`mlcompare.tracking`), flattened to one row per case
+(`mlcompare.results`), then shaped here into the comparison table, a row per pairing ×
+dataset × size and a column group per implementation, and written as CSV, Markdown,
+self-contained HTML or a terminal table.
+"""
 
 from __future__ import annotations
 
+import base64
 import html
-from typing import Any
+import io
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-_COLUMNS = ["pairing", "dataset", "n_samples", "n_features", "implementation", "library", "device",
-            "status", "fit_time_s", "fit_cold_time_s", "predict_time_s", "transfer_time_s",
-            "speedup_fit", "main_metric", "quality", "note"]
+from mlcompare import breakeven, results
+
+if TYPE_CHECKING:
+    from mlcompare.tracking import StoredSuite
+
+FORMATS = ("table", "markdown", "csv", "html")
+#: Per implementation, the comparison table's columns (CSV and `log_table`).
+FIELDS = ("status", "fit_time_s", "fit_ci_low_s", "fit_ci_high_s", "speedup_fit", "speedup_fit_ci_low",
+          "speedup_fit_ci_high", "quality", "parity", "note")
+_ROW_KEYS = ["suite", "suite_run_id", "host", "pairing", "dataset", "n_samples", "n_features", "main_metric"]
+_DESCRIPTION_LIMIT = 5500  # MLflow keeps tags up to 8000 characters; the recorder clips at 6000
 
 
-def comparison_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
-    rows = []
-    for r in records:
-        m = r.get("metrics", {})
-        rows.append({
-            **{k: r.get(k) for k in ("pairing", "dataset", "n_samples", "n_features", "implementation",
-                                     "library", "device", "status", "main_metric")},
-            **{k: m.get(k) for k in ("fit_time_s", "fit_cold_time_s", "predict_time_s", "transfer_time_s",
-                                     "speedup_fit")},
-            "quality": m.get(r.get("main_metric")),
-            "note": r.get("skip_reason") or r.get("error") or "",
-        })
-    return pd.DataFrame(rows, columns=_COLUMNS)
+@dataclass
+class Comparison:
+    """Everything one report shows, computed once from the stored suites."""
+
+    suites: list[StoredSuite]
+    cases: pd.DataFrame
+    break_evens: list[breakeven.BreakEven]
+    table: pd.DataFrame = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.table = comparison_table(self.cases)
 
 
-def headline(table: pd.DataFrame, name: str) -> str:
-    """A few lines for the parent run's description in the MLflow UI."""
-    counts = table["status"].value_counts().to_dict()
-    lines = [f"**mlcompare suite `{name}`**: {counts.get('ok', 0)} cases ran, "
-             f"{counts.get('skipped', 0)} skipped, {counts.get('failed', 0)} failed."]
-    ran = table[(table["status"] == "ok") & table["speedup_fit"].notna()]
-    others = ran[ran["speedup_fit"].ne(1.0) | ran["device"].eq("gpu")]
-    for _, row in others.sort_values("speedup_fit", ascending=False).head(5).iterrows():
-        lines.append(f"- {row['pairing']} · {row['implementation']} on {row['dataset']}: "
-                     f"fit {row['speedup_fit']:.2f}× the baseline's speed")
+@dataclass
+class SuiteReport:
+    """What the suite attaches to its parent run."""
+
+    files: dict[str, str | bytes]
+    tables: dict[str, pd.DataFrame]
+    metrics: dict[str, float]
+    description: str
+
+
+def compare(suites: list[StoredSuite]) -> Comparison:
+    cases = results.case_frame(suites)
+    return Comparison(suites, cases, breakeven.break_evens(cases))
+
+
+def suite_report(suite: StoredSuite) -> SuiteReport:
+    """The parent run's table (CSV, Markdown, HTML, `log_table`), plots, break-evens and description."""
+    from mlcompare import plots
+
+    comparison = compare([suite])
+    images = plots.render_all(comparison.cases, comparison.break_evens)
+    return SuiteReport(
+        files={"comparison.csv": to_csv(comparison), "comparison.md": to_markdown(comparison),
+               "comparison.html": to_html(comparison, images),
+               **{f"plots/{name}": png for name, png in images.items()}},
+        tables={"comparison_table.json": comparison.table},
+        metrics=breakeven.as_metrics(comparison.break_evens),
+        description=description(comparison))
+
+
+def render(comparison: Comparison, fmt: str) -> str:
+    """`mlcompare report`'s output in one of FORMATS."""
+    if fmt == "csv":
+        return to_csv(comparison)
+    if fmt == "markdown":
+        return to_markdown(comparison)
+    if fmt == "html":
+        from mlcompare import plots
+
+        return to_html(comparison, plots.render_all(comparison.cases, comparison.break_evens))
+    if fmt == "table":
+        return to_text(comparison)
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+# --- the comparison table --------------------------------------------------------------
+
+def comparison_table(cases: pd.DataFrame) -> pd.DataFrame:
+    """A row per suite × pairing × dataset × size; `<implementation>.<field>` columns."""
+    if cases.empty:
+        return pd.DataFrame(columns=_ROW_KEYS)
+    rows: dict[tuple, dict[str, object]] = {}
+    for r in cases.to_dict("records"):
+        key = tuple(r[k] for k in _ROW_KEYS if k != "main_metric")
+        row = rows.setdefault(key, {k: r[k] for k in _ROW_KEYS})
+        if not row.get("main_metric"):
+            row["main_metric"] = r["main_metric"]
+        for name in FIELDS:
+            row[f"{r['implementation']}.{name}"] = r[name]
+    impls = list(dict.fromkeys(cases.sort_values("is_baseline", ascending=False, kind="stable")["implementation"]))
+    columns = _ROW_KEYS + [f"{impl}.{name}" for impl in impls for name in FIELDS]
+    return pd.DataFrame(list(rows.values())).reindex(columns=columns)
+
+
+def to_csv(comparison: Comparison) -> str:
+    return comparison.table.to_csv(index=False)
+
+
+def _pairing_cells(cases: pd.DataFrame, several_suites: bool) -> pd.DataFrame:
+    """One pairing's table as display strings, columns (implementation, heading)."""
+    impls = list(dict.fromkeys(cases.sort_values("is_baseline", ascending=False, kind="stable")["implementation"]))
+    metric = next((m for m in cases["main_metric"] if isinstance(m, str)), "quality")
+    show_parity = cases["parity"].isin(["ok", "degraded"]).any()
+    keys = ["suite_label", "dataset", "n_features", "n_samples"]
+    out = []
+    for _, group in cases.groupby(keys, sort=False):
+        first = group.iloc[0]
+        row: dict[tuple[str, str], str] = {}
+        if several_suites:
+            row[("", "suite")] = first["suite_label"]
+        row[("", "dataset")] = first["dataset_label"]
+        by_impl = {r["implementation"]: r for r in group.to_dict("records")}
+        for impl in impls:
+            r = by_impl.get(impl)
+            baseline = bool(r["is_baseline"]) if r else impl == first["baseline"]
+            row[(impl, "fit s")] = _fit_cell(r)
+            if not baseline:
+                row[(impl, "speed-up")] = _speedup_cell(r)
+            row[(impl, metric)] = _number(r["quality"]) if r and r["status"] == "ok" else ""
+            if show_parity and not baseline:
+                row[(impl, "parity")] = (r["parity"] or "") if r else ""
+        out.append(row)
+    frame = pd.DataFrame(out).fillna("")
+    frame.columns = pd.MultiIndex.from_tuples(frame.columns)
+    return frame
+
+
+def _fit_cell(r: dict | None) -> str:
+    if r is None:
+        return ""
+    if r["status"] != "ok":
+        return r["status"]
+    text = _number(r["fit_time_s"])
+    if r["repeats_done"] and r["repeats_done"] > 1 and not math.isnan(r["fit_ci_low_s"]):
+        text += f" [{_number(r['fit_ci_low_s'])}–{_number(r['fit_ci_high_s'])}]"
+    return text
+
+
+def _speedup_cell(r: dict | None) -> str:
+    if r is None or r["status"] != "ok" or pd.isna(r["speedup_fit"]):
+        return ""
+    text = f"{r['speedup_fit']:.3g}×"
+    if not pd.isna(r["speedup_fit_ci_low"]) and not pd.isna(r["speedup_fit_ci_high"]):
+        text += f" [{r['speedup_fit_ci_low']:.3g}–{r['speedup_fit_ci_high']:.3g}]"
+    return text
+
+
+def _number(value: float) -> str:
+    if value is None or pd.isna(value):
+        return ""
+    return f"{value:.3g}"
+
+
+def _notes(cases: pd.DataFrame) -> list[str]:
+    """Why implementations did not run, once per implementation and reason."""
+    bad = cases[cases["status"] != "ok"]
+    seen = dict.fromkeys(f"{r.implementation} {r.status}: {r.note}" if r.note else f"{r.implementation} {r.status}"
+                         for r in bad.itertuples())
+    return list(seen)
+
+
+def _break_even_lines(comparison: Comparison, pairing: str) -> list[str]:
+    lines = []
+    several = len(comparison.suites) > 1
+    labels = dict(zip(comparison.cases["suite_run_id"], comparison.cases["suite_label"]))
+    for b in comparison.break_evens:
+        if b.pairing == pairing:
+            where = f" ({labels.get(b.suite_run_id, b.suite_run_id)})" if several else ""
+            lines.append(f"{b.implementation} fits faster than {b.baseline} from about "
+                         f"{_rows(b.rows)} rows on {b.dataset} ×{b.n_features}{where}")
+    return lines
+
+
+def _rows(n: float) -> str:
+    return f"{int(round(n)):,}"
+
+
+def _suite_lines(suite: StoredSuite, label: str) -> list[str]:
+    """The suite's identity and the machine it ran on."""
+    tags, params = suite.run.tags, suite.run.params
+    started = datetime.fromtimestamp(suite.run.start_time / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    versions = ", ".join(f"{k.removeprefix('version.')} {v}" for k, v in sorted(tags.items())
+                         if k.startswith("version.") and k != "version.mlcompare")
+    return [f"{label}: experiment {suite.experiment_name!r}, run {suite.run.run_id}, {started}, "
+            f"{params.get('suite_cases', len(suite.cases))} cases, repeats {params.get('suite_repeats', '?')}",
+            f"host: {results.host_label(tags)}; {tags.get('host.os', '')}, Python {tags.get('host.python', '?')}",
+            f"versions: {versions}" if versions else ""]
+
+
+def _sections(comparison: Comparison):
+    """(pairing, cells, notes, break-even lines) per pairing, in the order they ran."""
+    several = len(comparison.suites) > 1
+    for pairing in dict.fromkeys(comparison.cases["pairing"].dropna()):
+        part = comparison.cases[comparison.cases["pairing"] == pairing]
+        part = part.sort_values(["dataset", "n_features", "n_samples", "suite_label"], kind="stable")
+        yield pairing, _pairing_cells(part, several), _notes(part), _break_even_lines(comparison, pairing)
+
+
+def _suite_headers(comparison: Comparison) -> list[list[str]]:
+    labels = dict(zip(comparison.cases["suite_run_id"], comparison.cases["suite_label"]))
+    return [[line for line in _suite_lines(s, labels.get(s.run.run_id, results.suite_label(s))) if line]
+            for s in comparison.suites]
+
+
+# --- renderers -----------------------------------------------------------------------
+
+def to_markdown(comparison: Comparison) -> str:
+    out = ["# mlcompare comparison", ""]
+    for lines in _suite_headers(comparison):
+        out += [f"- {lines[0]}"] + [f"  {line}" for line in lines[1:]]
+    out += ["", _legend(comparison), ""]
+    for pairing, cells, notes, evens in _sections(comparison):
+        out += [f"## {pairing}", "", _markdown_table(cells), ""]
+        out += [f"- {line}" for line in evens + notes]
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _markdown_table(cells: pd.DataFrame) -> str:
+    headers = [" ".join(part for part in col if part) for col in cells.columns]
+    escape = lambda text: str(text).replace("|", "\\|")  # noqa: E731
+    lines = ["| " + " | ".join(escape(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(escape(v) for v in row) + " |" for row in cells.itertuples(index=False)]
     return "\n".join(lines)
 
 
-def to_html(table: pd.DataFrame, name: str) -> str:
-    body = table.to_html(index=False, na_rep="", float_format=lambda v: f"{v:.4g}", border=0)
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>mlcompare · {html.escape(name)}</title>"
-            "<style>body{font-family:sans-serif}table{border-collapse:collapse}"
-            "td,th{padding:4px 8px;border-bottom:1px solid #ddd;text-align:right}</style></head>"
-            f"<body><h1>mlcompare · {html.escape(name)}</h1>{body}</body></html>")
+def _legend(comparison: Comparison) -> str:
+    levels = comparison.cases["fit_ci_level"].dropna()
+    level = f"{levels.min() * 100:.0f} %" if not levels.empty else "95 %"
+    return (f"fit s: median warm fit in seconds [confidence interval of the median from the repeats, "
+            f"at least {level}]; speed-up: the baseline's fit time over this one's [95 % CI when recorded]; "
+            f"quality: the pairing's main metric; parity: whether that metric kept up with the baseline.")
+
+
+def to_text(comparison: Comparison) -> str:
+    """A terminal rendering (rich), as plain text."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=400, color_system=None, highlight=False)
+    for lines in _suite_headers(comparison):
+        for line in lines:
+            console.print(line, markup=False)
+    console.print()
+    for pairing, cells, notes, evens in _sections(comparison):
+        table = Table(title=pairing, box=box.SIMPLE_HEAD, title_justify="left")
+        for col in cells.columns:
+            table.add_column("\n".join(col) if col[0] else f"\n{col[1]}", justify="left" if not col[0] else "right",
+                             no_wrap=True)
+        for row in cells.itertuples(index=False):
+            table.add_row(*[str(v) for v in row])
+        console.print(table)
+        for line in evens + notes:
+            console.print(f"  {line}", markup=False)
+        console.print()
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()).rstrip() + "\n"
+
+
+def to_html(comparison: Comparison, images: dict[str, bytes] | None = None) -> str:
+    """One file, no external resources: styles inline, plots as data URIs."""
+    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>mlcompare comparison</title><style>",
+             "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}"
+             "table{border-collapse:collapse;margin:.5em 0}"
+             "th,td{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}"
+             "th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}"
+             "ul.meta{color:#555;font-size:90%}p.legend{color:#555;font-size:90%;max-width:60em}"
+             "img{max-width:100%;border:1px solid #eee;margin:.5em 0}",
+             "</style></head><body><h1>mlcompare comparison</h1>"]
+    for lines in _suite_headers(comparison):
+        parts.append("<ul class='meta'>" + "".join(f"<li>{html.escape(line)}</li>" for line in lines) + "</ul>")
+    parts.append(f"<p class='legend'>{html.escape(_legend(comparison))}</p>")
+    for pairing, cells, notes, evens in _sections(comparison):
+        parts.append(f"<h2>{html.escape(pairing)}</h2>")
+        parts.append(cells.to_html(index=False, border=0, escape=True))
+        if evens or notes:
+            parts.append("<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in evens + notes) + "</ul>")
+    for name, png in (images or {}).items():
+        data = base64.b64encode(png).decode("ascii")
+        parts.append(f"<h2>{html.escape(name)}</h2><img alt='{html.escape(name)}' src='data:image/png;base64,{data}'>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+# --- the parent run's description ------------------------------------------------------
+
+def description(comparison: Comparison) -> str:
+    """Markdown for the parent run's description (`mlflow.note.content`): the headline numbers."""
+    cases = comparison.cases
+    suite = comparison.suites[0]
+    counts = cases["status"].value_counts().to_dict()
+    name = suite.run.params.get("suite_name", suite.run.name)
+    lines = [f"**mlcompare suite `{name}`** on {results.host_label(suite.run.tags)}: "
+             f"{counts.get('ok', 0)} cases ran, {counts.get('skipped', 0)} skipped, {counts.get('failed', 0)} failed.",
+             ""]
+    ran = cases[(cases["status"] == "ok") & ~cases["is_baseline"] & cases["speedup_fit"].notna()]
+    if not ran.empty:
+        lines.append("Fit speed-up against the baseline, best per pairing and implementation:")
+        best = (ran.sort_values("speedup_fit", ascending=False)
+                .groupby(["pairing", "implementation"], sort=False).head(1))
+        for r in best.itertuples():
+            ci = (f" [{r.speedup_fit_ci_low:.3g}–{r.speedup_fit_ci_high:.3g}]"
+                  if not pd.isna(r.speedup_fit_ci_low) and not pd.isna(r.speedup_fit_ci_high) else "")
+            parity = f", parity {r.parity}" if r.parity in ("ok", "degraded") else ""
+            lines.append(f"- {r.pairing} · {r.implementation} on {r.dataset_label}: **{r.speedup_fit:.3g}×**{ci} "
+                         f"vs {r.baseline}, {r.main_metric} {_number(r.quality)}{parity}")
+        lines.append("")
+    for b in comparison.break_evens:
+        lines.append(f"- break-even: {b.pairing} · {b.implementation} beats {b.baseline} from about "
+                     f"{_rows(b.rows)} rows ({b.dataset} ×{b.n_features})")
+    skipped = cases[cases["status"] == "skipped"]
+    if not skipped.empty:
+        reasons = dict.fromkeys(f"{r.implementation}: {r.note}" for r in skipped.itertuples())
+        lines.append(f"- skipped here: {'; '.join(reasons)}")
+    failed = cases[cases["status"] == "failed"]
+    for r in failed.itertuples():
+        lines.append(f"- FAILED {r.run_name}: {r.note}")
+    lines += ["", "Artifacts: `comparison.html` (table and plots), `comparison.csv`, `comparison.md`, "
+              "`comparison_table.json`, `plots/`."]
+    text = "\n".join(lines)
+    table = "\n".join(f"#### {pairing}\n\n{_markdown_table(cells)}\n" for pairing, cells, _, _ in _sections(comparison))
+    if len(text) + len(table) + 2 <= _DESCRIPTION_LIMIT:
+        text += "\n\n" + table
+    return text[:_DESCRIPTION_LIMIT]

@@ -22,6 +22,7 @@ from mlcompare import datasets, device, measure, quality, report, sysinfo
 from mlcompare.experiment import Case, Experiment
 from mlcompare.isolation import run_isolated
 from mlcompare.pairings import ALLOWED_MODULE_PREFIXES
+from mlcompare.progress import SuiteProgress
 from mlcompare.selection import point_label
 
 if TYPE_CHECKING:  # the suite needs only a recorder's methods; MLflow is imported by tracking.py
@@ -49,7 +50,7 @@ def _stderr(line: str) -> None:
 
 
 def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], None] = _stderr,
-              prepared: dict[str, Path] | None = None) -> SuiteOutcome:
+              prepared: dict[str, Path] | None = None, progress: SuiteProgress | None = None) -> SuiteOutcome:
     cases = experiment.cases()
     threads = experiment.threads or default_threads()
     if prepared is None:
@@ -71,6 +72,8 @@ def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], N
         with tempfile.TemporaryDirectory(prefix="mlcompare-suite-") as scratch:
             baselines: dict[tuple[str, str], dict[str, Any]] = {}
             for index, case in enumerate(cases, 1):
+                if progress:
+                    progress.case_started(index, len(cases), case.name)
                 record = _run_one(case, experiment, threads, prepared, Path(scratch) / f"pred-{index}.npy")
                 if record["status"] == "ok":
                     if case.is_baseline:
@@ -80,20 +83,40 @@ def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], N
                 _log(recorder, case, record, experiment, threads, fingerprint)
                 outcome.records.append(record)
                 say(f"[{index}/{len(cases)}] {case.name}: {_summary(record)}")
+                if progress:
+                    progress.case_finished(index, len(cases), case.name, record)
     except BaseException:
         recorder.abort_suite("KILLED")
         raise
     failed = outcome.count("failed")
-    table = report.comparison_frame(outcome.records)
+    wall = time.perf_counter() - started
+    summary = _summary_from_store(recorder, say)
+    finish: dict[str, Any] = {"tables": summary.tables} if summary.tables else {}
     recorder.finish_suite(
         status="FAILED" if failed else "FINISHED",
-        metrics={"suite_wall_time_s": time.perf_counter() - started, "cases_ok": outcome.count("ok"),
-                 "cases_skipped": outcome.count("skipped"), "cases_failed": failed},
-        tags={"mlflow.note.content": report.headline(table, experiment.name)},
-        files={"comparison.csv": table.to_csv(index=False),
-               "comparison.html": report.to_html(table, experiment.name),
-               "experiment.yaml": yaml.safe_dump(experiment.raw, sort_keys=False)})
+        metrics={"suite_wall_time_s": wall, "cases_ok": outcome.count("ok"),
+                 "cases_skipped": outcome.count("skipped"), "cases_failed": failed, **summary.metrics},
+        tags={"mlflow.note.content": summary.description},
+        files={**summary.files, "experiment.yaml": yaml.safe_dump(experiment.raw, sort_keys=False)},
+        **finish)
     return outcome
+
+
+def _summary_from_store(recorder: Recorder, say: Callable[[str], None]) -> report.SuiteReport:
+    """The parent run's report, read back from the store as `mlcompare report` reads it.
+
+    A recorder that cannot be read back (bench/gpu_check.py's JSON one) gets none; a
+    report that fails is said, never fatal: the cases are already recorded.
+    """
+    if not hasattr(recorder, "load_suite"):
+        return report.SuiteReport(files={}, tables={}, metrics={}, description="")
+    say("building the comparison table and plots from the store ...")
+    try:
+        return report.suite_report(recorder.load_suite())
+    except Exception as exc:  # noqa: BLE001
+        say(f"mlcompare: the comparison report could not be built: {exc!r}")
+        return report.SuiteReport(files={}, tables={}, metrics={},
+                                  description=f"The comparison report could not be built: {exc!r}")
 
 
 def compare(case: Case, record: dict[str, Any], baseline: dict[str, Any]) -> dict[str, float]:
@@ -190,6 +213,7 @@ def _log(recorder: Recorder, case: Case, record: dict[str, Any], experiment: Exp
     effective = record.get("effective_params") or pairing.estimator_params(impl)
     params.update({f"estimator.{k}": v for k, v in effective.items()})
     tags = {"mlcompare.kind": "case", "case_status": record["status"], "baseline": pairing.baseline,
+            "main_metric": pairing.main_metric,
             "dataset_fingerprint": spec.fingerprint(), "task": pairing.task, **fingerprint}
     if pairing.plugin:
         tags["plugin"] = pairing.plugin

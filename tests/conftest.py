@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,43 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None,
     full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), full_env.get("PYTHONPATH")]))
     return subprocess.run([sys.executable, "-m", "mlcompare", *args], cwd=cwd, env=full_env,
                           capture_output=True, text=True, timeout=timeout)
+
+
+SWEEP_EXPERIMENT = """\
+    name: sweep
+    repeats: 3
+    timeout_s: 300
+    datasets:
+      - {generator: classification, n_samples: [200, 1000], n_features: 6}
+      - {generator: regression, n_samples: [200, 1000], n_features: 4}
+    pairings: [gradient_boosting, linear_regression]
+"""
+
+
+@dataclass
+class RecordedSuite:
+    root: Path
+    uri: str
+    parent_run_id: str
+    experiment_id: str
+    stderr: str
+
+
+@pytest.fixture(scope="session")
+def recorded_sweep(tmp_path_factory) -> RecordedSuite:
+    """One real suite over two sizes in its own SQLite store, shared by the report and UI tests.
+
+    Tests that add runs to this store put them in other MLflow experiments.
+    """
+    from mlflow.tracking import MlflowClient
+
+    root = tmp_path_factory.mktemp("sweep")
+    uri = f"sqlite:///{root / 'mlflow.db'}"
+    write(root / "sweep.yaml", SWEEP_EXPERIMENT)
+    result = run_cli("run", "sweep.yaml", cwd=root,
+                     env={"MLFLOW_TRACKING_URI": uri, "MLCOMPARE_DATA_DIR": str(root / "data")})
+    assert result.returncode == 0, result.stderr
+    client = MlflowClient(tracking_uri=uri)
+    experiment = client.get_experiment_by_name("sweep")
+    parent = client.search_runs([experiment.experiment_id], "tags.`mlcompare.kind` = 'suite'")[0]
+    return RecordedSuite(root, uri, parent.info.run_id, experiment.experiment_id, result.stderr)

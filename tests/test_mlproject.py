@@ -48,3 +48,8 @@ def test_mlflow_run_nests_the_cases_under_its_own_run(tmp_path):
     assert all(c.data.tags["mlflow.parentRunId"] == outer.info.run_id for c in children)
     ok = next(c for c in children if c.data.params["implementation"] == "sklearn")
     assert ok.data.metrics["r2"] > 0.9 and ok.data.metrics["speedup_fit"] == 1.0
+    # the run `mlflow run` made carries the comparison: table, plots, description
+    artifacts = {a.path for a in client.list_artifacts(outer.info.run_id)}
+    artifacts |= {a.path for a in client.list_artifacts(outer.info.run_id, "plots")}
+    assert {"comparison.csv", "comparison.html", "comparison_table.json", "plots/time_vs_rows.png"} <= artifacts
+    assert "mlcompare suite `one`" in client.get_run(outer.info.run_id).data.tags["mlflow.note.content"]
