@@ -67,6 +67,7 @@ SWEEP_EXPERIMENT = """\
       - {generator: classification, n_samples: [200, 1000], n_features: 6}
       - {generator: regression, n_samples: [200, 1000], n_features: 4}
     pairings: [gradient_boosting, linear_regression]
+    implementations: [sklearn, xgboost, cuml]
 """
 
 
