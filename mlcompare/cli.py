@@ -82,9 +82,13 @@ def _name_list_or_empty(text: str) -> list[str] | None:
     return names or None
 
 
-def _add_selection(parser: argparse.ArgumentParser) -> None:
+def _add_selection(parser: argparse.ArgumentParser, experiment_required: bool = True) -> None:
     """The flags that change what a suite runs: `validate` takes them too, to check them."""
-    parser.add_argument("experiment", help="experiment YAML file, e.g. experiments/quick.yaml")
+    if experiment_required:
+        parser.add_argument("experiment", help="experiment YAML file, e.g. experiments/quick.yaml")
+    else:
+        parser.add_argument("experiment", nargs="?",
+                            help="experiment YAML file; without one, the catalog and --pairings files are checked")
     parser.add_argument("--repeats", type=_positive_int_or_empty, default=None,
                         help="warm fits per case (overrides the file)")
     parser.add_argument("--implementations", type=_name_list_or_empty, default=None,
@@ -116,11 +120,14 @@ def build_parser() -> argparse.ArgumentParser:
                       help="stop at the first failed case; the cases not reached get no run")
     run.add_argument("--quiet", action="store_true",
                      help="no progress output (on a terminal: no bar and no summary table; elsewhere: no lines)")
+    _pairing_flags(run)
 
-    validate = sub.add_parser("validate", help="check an experiment file (and flags) without running anything")
-    _add_selection(validate)
+    validate = sub.add_parser("validate", help="check an experiment file (or only pairings) without running anything")
+    _add_selection(validate, experiment_required=False)
+    _pairing_flags(validate)
 
-    sub.add_parser("list", help="every pairing and implementation, and whether it can run here")
+    listing = sub.add_parser("list", help="every pairing and implementation, and whether it can run here")
+    _pairing_flags(listing)
 
     data = sub.add_parser("datasets", help="dataset cards and the local cache")
     data_sub = data.add_subparsers(dest="datasets_command", required=True, metavar="ACTION")
@@ -145,6 +152,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _pairing_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pairings", action="append", default=[], metavar="PATH",
+                        help="a pairing YAML file or a directory of them, added to the catalog and to the "
+                             "run (repeatable)")
+    parser.add_argument("--allow-module", action="append", default=[], metavar="MODULE", dest="allow_module",
+                        help="also allow estimators from this module and its submodules (repeatable)")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -158,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
             from mlcompare import dataset_cli
 
             return dataset_cli.main(args)
-        return _list()
+        return _list(args)
     except InputError as exc:
         print(f"mlcompare: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -168,7 +183,8 @@ def _load(args: argparse.Namespace):
     from mlcompare.experiment import load_experiment
 
     experiment = load_experiment(args.experiment, repeats=args.repeats, implementations=args.implementations,
-                                 timeout_s=args.timeout)
+                                 timeout_s=args.timeout, pairing_paths=args.pairings,
+                                 allow_modules=args.allow_module)
     if args.threads is not None:
         experiment.threads = args.threads
     if args.min_time is not None:
@@ -239,6 +255,10 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    if args.experiment is None:
+        catalog = _checked_catalog(args)
+        print(f"ok: {len(catalog)} pairings ({', '.join(sorted(catalog))})")
+        return 0
     experiment = _load(args)
     cases = experiment.cases()
     print(f"{experiment.source}: ok: {len(cases)} cases "
@@ -247,17 +267,39 @@ def _validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _list() -> int:
-    from mlcompare import device
-    from mlcompare.pairings import load_catalog
+def _checked_catalog(args: argparse.Namespace) -> dict:
+    """The catalog with plugins and --pairings files; installed estimators imported and checked
+    (those of the --pairings files only, when given)."""
+    from mlcompare.pairings import allowed_modules
+    from mlcompare.pairings.checks import check_pairing
+    from mlcompare.selection import build_catalog
 
-    for pairing in load_catalog().values():
-        print(f"{pairing.name} ({pairing.task}; metrics: {', '.join(pairing.metrics)})")
+    catalog, added = build_catalog(allowed_modules(args.allow_module), args.pairings)
+    for pairing in catalog.values():
+        if not added or pairing.name in added:  # with --pairings, just those files
+            check_pairing(pairing)
+    return catalog
+
+
+def _list(args: argparse.Namespace) -> int:
+    from mlcompare import device
+    from mlcompare.pairings import allowed_modules
+    from mlcompare.selection import build_catalog
+
+    catalog, _ = build_catalog(allowed_modules(args.allow_module), args.pairings)
+    runnable = total = 0
+    for pairing in sorted(catalog.values(), key=lambda p: (p.task, p.name)):
+        origin = f"; plugin {pairing.plugin}" if pairing.plugin else ""
+        print(f"{pairing.name} ({pairing.task}; metrics: {', '.join(pairing.metrics)}{origin})")
         for impl in pairing.implementations.values():
             reason = device.skip_reason(impl.library, impl.device)
             mark = "baseline, " if impl.name == pairing.baseline else ""
             state = f"cannot run here: {reason}" if reason else "can run here"
-            print(f"  {impl.name:<12} {impl.device}  {impl.estimator}  ({mark}{state})")
+            under = f" under {impl.accelerator}" if impl.accelerator else ""
+            print(f"  {impl.name:<12} {impl.device}  {impl.estimator}{under}  ({mark}{state})")
+            total += 1
+            runnable += reason is None
+    print(f"{len(catalog)} pairings, {total} implementations, {runnable} can run here")
     return 0
 
 

@@ -29,7 +29,9 @@ GENERATORS = synthetic.GENERATORS
 
 #: Which pairing tasks a generator's data can serve.
 GENERATOR_TASKS = {
-    "blobs": ("clustering",),
+    # Unsupervised tasks use the blobs: their labels score clusterings, and their cluster
+    # structure is what decompositions and embeddings should keep.
+    "blobs": ("clustering", "clustering_fit_predict", "decomposition", "embedding"),
     "classification": ("classification",),
     "regression": ("regression",),
 }

@@ -37,14 +37,18 @@ def cuda_devices() -> tuple[list[str], str | None]:
 
 
 def library_installed(library: str) -> bool:
-    return importlib.util.find_spec(library) is not None
+    """Whether the library's top-level package is installed (never imports it)."""
+    return importlib.util.find_spec(library.split(".", 1)[0]) is not None
 
 
 def skip_reason(library: str, device: str) -> str | None:
-    """Why an implementation cannot run here, or None when it can."""
+    """Why an implementation cannot run here, or None when it can.
+
+    `library` may be an accelerator such as "cuml.accel": it needs cuML and a GPU.
+    """
     reasons = []
     if not library_installed(library):
-        reasons.append(f"{library} not installed")
+        reasons.append(f"{library.split('.', 1)[0]} not installed")
     if device == "gpu":
         if not library_installed("cupy"):
             reasons.append("cupy not installed")
@@ -108,6 +112,40 @@ def driver_versions() -> dict[str, str]:
     except OSError:
         pass
     return out
+
+
+def install_accelerator(name: str) -> None:
+    """Install a zero-code-change accelerator in this process, before sklearn is imported."""
+    if name != "cuml.accel":
+        raise ValueError(f"unknown accelerator {name!r}")
+    import cuml.accel
+
+    cuml.accel.install()
+
+
+def accel_profile() -> Any:
+    """cuml.accel's profiler as a context manager (a no-op yielding None where it has none)."""
+    import contextlib
+
+    import cuml.accel
+
+    profile = getattr(cuml.accel, "profile", None)
+    return profile(quiet=True) if profile is not None else contextlib.nullcontext()
+
+
+def accel_fit_calls(report: Any, class_name: str) -> tuple[int, int, list[str]] | None:
+    """(GPU calls, CPU calls, fallback reasons) of `class_name.fit` in a cuml.accel profile."""
+    calls = getattr(report, "method_calls", None)
+    if calls is None:
+        return None
+    gpu = cpu = 0
+    reasons: set[str] = set()
+    for qualname, stats in calls.items():
+        if qualname.split(".")[-2:] == [class_name, "fit"]:
+            gpu += stats.gpu_calls
+            cpu += stats.cpu_calls
+            reasons |= set(stats.fallback_reasons)
+    return gpu, cpu, sorted(reasons)
 
 
 def cuml_device_type() -> str | None:

@@ -15,14 +15,15 @@ from typing import Any
 from mlcompare import schema
 from mlcompare.datasets import GENERATORS, DatasetSpec
 from mlcompare.errors import InputError
-from mlcompare.pairings import Implementation, Pairing, load_catalog
+from mlcompare.pairings import Implementation, Pairing, allowed_modules
+from mlcompare.selection import Point, Selection, build_catalog, check_selected, parse_entries, point_label
 from mlcompare.tables import TableSource, load_cards, parse_file_entry
 
 DTYPES = ("float32", "float64")
 #: numpy's legacy seeding (scikit-learn's random_state) takes 32-bit seeds only.
 MAX_SEED = 2**32 - 1
 _TOP_KEYS = {"name", "description", "repeats", "min_time_s", "threads", "system_metrics", "dtype", "seed",
-             "timeout_s", "datasets", "pairings", "implementations"}
+             "timeout_s", "datasets", "pairings", "implementations", "allowed_modules"}
 _DATASET_KEYS = {"generator", "n_samples", "n_features", "seed", "test_size", "dtype"}
 #: Generator-specific options: name -> (generators that take it, minimum value, integer?)
 _GENERATOR_OPTIONS: dict[str, tuple[tuple[str, ...], float, bool]] = {
@@ -38,24 +39,31 @@ _GENERATOR_OPTIONS: dict[str, tuple[tuple[str, ...], float, bool]] = {
 
 @dataclass(frozen=True)
 class Case:
-    """One pairing × implementation × dataset: one child run."""
+    """One pairing × implementation × dataset (× sweep point): one child run."""
 
     pairing: Pairing
     implementation: Implementation
     dataset: DatasetSpec
+    shared_point: Point = ()  # swept shared params at this case (the baseline follows them)
+    impl_point: Point = ()  # swept params of this implementation only
 
     @property
     def is_baseline(self) -> bool:
         return self.implementation.name == self.pairing.baseline
 
     @property
-    def group(self) -> tuple[str, str]:
-        """Cases in one group are compared with each other (same model, same data)."""
-        return self.pairing.name, self.dataset.fingerprint()
+    def group(self) -> tuple[str, str, Point]:
+        """Cases in one group are compared with each other (same model and shared params, same data)."""
+        return self.pairing.name, self.dataset.fingerprint(), self.shared_point
+
+    @property
+    def sweep(self) -> dict[str, Any]:
+        return dict(self.shared_point + self.impl_point)
 
     @property
     def name(self) -> str:
-        return f"{self.pairing.name} · {self.implementation.name} · {self.dataset.label}"
+        label = point_label(self.shared_point + self.impl_point)
+        return f"{self.pairing.name} · {self.implementation.name} · {self.dataset.label}" + (f" · {label}" if label else "")
 
 
 @dataclass
@@ -72,16 +80,29 @@ class Experiment:
     pairings: list[Pairing]
     implementations: list[str] | None
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    selections: list[Selection] = field(default_factory=list)
+    allowed_modules: tuple[str, ...] = ()  # module prefixes estimators may be imported from
+
+    def __post_init__(self) -> None:
+        # `pairings` is the source of truth (code may replace it): keep a selection (its
+        # overrides and sweeps) only for the very pairing it was made for.
+        by_name = {s.pairing.name: s for s in self.selections}
+        self.selections = [by_name[p.name] if p.name in by_name and by_name[p.name].pairing is p else Selection(p)
+                           for p in self.pairings]
 
     def cases(self) -> list[Case]:
-        """Every case, pairing by pairing and dataset by dataset, the baseline first."""
+        """Every case, pairing by pairing, dataset by dataset and sweep point by point, the baseline first."""
         out = []
-        for pairing in self.pairings:
-            impls = [impl for impl in pairing.implementations.values() if self._selected(impl)]
-            impls.sort(key=lambda impl: impl.name != pairing.baseline)
+        for sel in self.selections:
             for spec in self.datasets:
-                if pairing.task in spec.tasks:
-                    out.extend(Case(pairing, impl, spec) for impl in impls)
+                if sel.pairing.task not in spec.tasks or not _within(spec, sel.max_samples):
+                    continue
+                for shared_point, pairing in sel.variants():
+                    impls = [impl for impl in pairing.implementations.values() if self._selected(impl)]
+                    impls.sort(key=lambda impl: impl.name != pairing.baseline)
+                    for impl in impls:
+                        out.extend(Case(pairing, variant, spec, shared_point, impl_point)
+                                   for impl_point, variant in sel.implementation_variants(impl))
         return out
 
     def _selected(self, impl: Implementation) -> bool:
@@ -91,13 +112,28 @@ class Experiment:
 def load_experiment(path: str | Path, repeats: int | None = None,
                     implementations: list[str] | None = None,
                     catalog: dict[str, Pairing] | None = None,
-                    timeout_s: float | None = None) -> Experiment:
-    """Read and validate an experiment file; CLI overrides are validated the same way."""
+                    timeout_s: float | None = None,
+                    pairing_paths: list[str] | None = None,
+                    allow_modules: list[str] | None = None) -> Experiment:
+    """Read and validate an experiment file; CLI overrides are validated the same way.
+
+    `pairing_paths` (`--pairings`) add pairing files to the catalog and to the selection;
+    `allow_modules` (`--allow-module`) extend the import allow-list.
+    """
     path = Path(path)
     source = str(path)
     data = schema.load_yaml_mapping(path, source)
-    catalog = load_catalog() if catalog is None else catalog
     schema.check_keys(source, "", data, _TOP_KEYS, {"name", "datasets"})
+    file_modules = data.get("allowed_modules") or []
+    if not isinstance(file_modules, list):
+        raise InputError(source, "allowed_modules", f"expected a list of module names, got {schema.type_name(file_modules)}")
+    allowed_modules(file_modules, source=source, field_="allowed_modules")
+    allowed = allowed_modules([*file_modules, *(allow_modules or [])])
+    added: list[str] = []
+    if catalog is None:
+        catalog, added = build_catalog(allowed, pairing_paths or [])
+    else:
+        catalog = dict(catalog)
 
     name = schema.expect_name(source, "name", data["name"], limit=200)
     schema.expect_text(source, "description", data.get("description", ""))
@@ -116,16 +152,27 @@ def load_experiment(path: str | Path, repeats: int | None = None,
     datasets = [spec for i, entry in enumerate(entries)
                 for spec in _parse_dataset(source, f"datasets[{i}]", entry, dtype, seed, cards)]
 
-    pairing_names = schema.expect_str_list(source, "pairings", data.get("pairings", list(catalog)))
-    pairings = []
-    for i, pname in enumerate(pairing_names):
-        if pname not in catalog:
-            raise InputError(source, f"pairings[{i}]", f"unknown pairing {pname!r} (known: {', '.join(sorted(catalog))})")
-        pairing = catalog[pname]
-        if not any(pairing.task in spec.tasks for spec in datasets):
-            raise InputError(source, f"pairings[{i}]", f"no dataset in this file serves {pname}'s task "
-                             f"{pairing.task!r} (generators: {_generators_for(pairing.task)})")
-        pairings.append(pairing)
+    listed = "pairings" in data
+    if listed:
+        selections = parse_entries(source, data["pairings"], catalog, allowed, path.parent)
+    else:  # every pairing a dataset of this file can serve
+        selections = [Selection(p) for p in catalog.values()
+                      if p.name not in added and any(p.task in spec.tasks for spec in datasets)]
+    chosen = {sel.pairing.name for sel in selections}
+    extra = [Selection(catalog[name]) for name in added if name not in chosen]
+    for i, sel in enumerate(selections + extra):
+        from_flag = i >= len(selections)
+        src, field_ = ("--pairings", None) if from_flag else (source, f"pairings[{i}]" if listed else "datasets")
+        fits = [spec for spec in datasets if sel.pairing.task in spec.tasks]
+        if not fits:
+            raise InputError(src, field_, f"no dataset in {source} serves {sel.pairing.name}'s task "
+                             f"{sel.pairing.task!r} (generators: {_generators_for(sel.pairing.task)})")
+        if not any(_within(spec, sel.max_samples) for spec in fits):
+            raise InputError(source, f"{field_}.max_samples", f"no {sel.pairing.task} dataset in this file has at "
+                             f"most {sel.max_samples} rows")
+    selections += extra
+    check_selected(selections)
+    pairings = [sel.pairing for sel in selections]
 
     impl_source, impl_field = source, "implementations"
     if implementations is not None:
@@ -149,11 +196,17 @@ def load_experiment(path: str | Path, repeats: int | None = None,
     experiment = Experiment(name=name, source=source, sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
                             repeats=file_repeats, timeout_s=file_timeout_s if timeout_s is None else timeout_s,
                             min_time_s=min_time_s, threads=threads, system_metrics=system_metrics,
-                            datasets=datasets,
-                            pairings=pairings, implementations=impl_names, raw=data)
+                            datasets=datasets, pairings=pairings, implementations=impl_names, raw=data,
+                            selections=selections, allowed_modules=allowed)
     if not experiment.cases():
         raise InputError(source, "implementations", "selects no case to run")
     return experiment
+
+
+def _within(spec: DatasetSpec, max_samples: int | None) -> bool:
+    """Whether a dataset is small enough for a pairing's `max_samples` (unknown sizes are)."""
+    rows = spec.n_samples or (spec.table.rows if spec.table is not None else None)
+    return max_samples is None or rows is None or rows <= max_samples
 
 
 def _generators_for(task: str) -> str:

@@ -7,7 +7,6 @@ fit really is the first fit in the process and a crash cannot take the suite dow
 from __future__ import annotations
 
 import contextlib
-import inspect
 import json
 from importlib import metadata
 from pathlib import Path
@@ -17,7 +16,8 @@ import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from mlcompare import datasets, device, measure, quality
-from mlcompare.pairings import import_estimator
+from mlcompare.pairings import ALLOWED_MODULE_PREFIXES, accepted_params, import_estimator
+from mlcompare.tasks import EMBEDDING_SAMPLE, TASKS
 
 
 class FallbackError(RuntimeError):
@@ -28,33 +28,49 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
     """Fit, time, predict and score one case; raises on any failure."""
     on_gpu = spec["device"] == "gpu"
     threads = spec.get("threads")
+    plugin = None
+    if spec.get("plugin"):
+        from mlcompare import plugins
+
+        plugin = plugins.hooks(spec["plugin"])  # registers its metrics in this process too
     # Imported first: threadpoolctl limits only the native pools already loaded.
-    estimator_cls = import_estimator(spec["estimator"])
+    allowed = tuple(spec.get("allowed_modules") or ALLOWED_MODULE_PREFIXES)
+    estimator_cls = import_estimator(spec["estimator"], allowed)
     # CPU implementations get exactly the experiment's thread count in every native pool
     # (BLAS, OpenMP); GPU implementations keep the library's own host-side defaults.
     limits = threadpool_limits(limits=threads) if threads and not on_gpu else contextlib.nullcontext()
     with limits:
-        return _run(spec, on_gpu, estimator_cls)
+        return _run(spec, on_gpu, estimator_cls, plugin)
 
 
-def _run(spec: dict[str, Any], on_gpu: bool, estimator_cls: type) -> dict[str, Any]:
-    task = spec["task"]
+def _run(spec: dict[str, Any], on_gpu: bool, estimator_cls: type, plugin: Any = None) -> dict[str, Any]:
+    task = TASKS[spec["task"]]
     repeats, min_time_s = spec["repeats"], spec.get("min_time_s", 0.0)
     params = spec["params"] if on_gpu else with_threads(estimator_cls, spec["params"], spec.get("threads"))
+    accelerated = bool(spec.get("accelerator"))
+    # Device-resident inputs for GPU libraries; an accelerator takes numpy, as user code would.
+    device_input = on_gpu and not accelerated
+    needed = quality.needs(spec["metrics"])
 
     # 1. load: pyarrow into numpy on the CPU; cuDF straight into device memory on the GPU
     directory = Path(spec["dataset_dir"])
     host, load = measure.timed(lambda: datasets.load_split(directory), False)
+    prepare = plugin.prepare if plugin is not None else None
+    if prepare is not None:  # a plugin's data preparation, untimed, identical for every implementation
+        host = _prepared(prepare(dict(host)), host)
     transfer_in = 0.0
     data = host
-    if on_gpu:
-        data, load = measure.timed(lambda: device.load_split(directory), on_gpu)
-        # what moving the same numpy arrays to the device costs, measured on its own
-        _, transfer_in = measure.timed(
-            lambda: {k: device.to_device(v) for k, v in host.items() if k != "y_test"}, on_gpu)
+    if device_input:
+        to_device = lambda: {k: device.to_device(v) for k, v in host.items() if k != "y_test"}  # noqa: E731
+        if prepare is None:
+            data, load = measure.timed(lambda: device.load_split(directory), on_gpu)
+            # what moving the same numpy arrays to the device costs, measured on its own
+            _, transfer_in = measure.timed(to_device, on_gpu)
+        else:  # prepared arrays exist on the host only
+            data, transfer_in = measure.timed(to_device, on_gpu)
 
     def fitter(arrays: dict[str, Any]):
-        args = (arrays["X_train"],) if task == "clustering" else (arrays["X_train"], arrays["y_train"])
+        args = (arrays["X_train"], arrays["y_train"]) if task.supervised else (arrays["X_train"],)
         return lambda: estimator_cls(**params).fit(*args)
 
     # 2. cold fit: the first in this process (imports done; CUDA context, JIT, caches not yet)
@@ -62,41 +78,40 @@ def _run(spec: dict[str, Any], on_gpu: bool, estimator_cls: type) -> dict[str, A
     # 3. warm fits from a fresh estimator each, data already where the library computes
     model, fit_times = measure.repeat(fitter(data), on_gpu, repeats, min_time_s)
     # one more, untimed, for memory: a sampling thread must not share the cores with timed fits
-    with measure.PeakMemory(gpu=on_gpu) as memory:
+    profile = device.accel_profile() if accelerated else contextlib.nullcontext()
+    with profile as accel_report, measure.PeakMemory(gpu=on_gpu) as memory:
         _, memory_fit = measure.timed(fitter(data), on_gpu)
-    ran_on = verify_device(model, spec, memory.gpu_mb)
+    ran_on = verify_device(model, spec, memory.gpu_mb, accel_report)
     # 3b. the same fits given host (numpy) arrays: what a user calling fit(X) pays on a GPU
-    host_fit_times = measure.repeat(fitter(host), on_gpu, repeats)[1] if on_gpu else fit_times
+    host_fit_times = measure.repeat(fitter(host), on_gpu, repeats)[1] if device_input else fit_times
 
-    # 4. predict, timed the same way
-    pred, predict_times = measure.repeat(lambda: model.predict(data["X_test"]), on_gpu, repeats)
-    needs_proba = any(m in quality.NEEDS_PROBA for m in spec["metrics"])
-    proba, proba_time = measure.timed(lambda: model.predict_proba(data["X_test"]) if needs_proba else None, on_gpu)
+    # 4. what the task takes out of the model: predictions, labels, a projection, an embedding
+    raw, predict_times, extra_time = _outputs(task.output, model, data, needed, on_gpu, repeats)
 
     # 5. results back to the host
-    outputs, transfer_out = measure.timed(lambda: {
-        "pred": device.to_host(pred),
-        "proba": None if proba is None else device.to_host(proba),
-        "centers": device.to_host(model.cluster_centers_) if task == "clustering" else None,
-    }, False)
-    outputs["X"] = host["X_test"]
+    outputs, transfer_out = measure.timed(
+        lambda: {k: None if v is None else device.to_host(v) for k, v in raw.items()}, False)
+    y_true, agree = _scored_rows(task.output, host, outputs)
     if spec.get("predictions_path"):
-        np.save(spec["predictions_path"], np.asarray(outputs["pred"]), allow_pickle=False)
+        np.save(spec["predictions_path"], np.asarray(agree), allow_pickle=False)
 
     # 6. quality on the host, one shared function per metric
-    scores = quality.score_all(tuple(spec["metrics"]), host["y_test"], outputs)
-    fit, host_fit, predict = (measure.summarise(t) for t in (fit_times, host_fit_times, predict_times))
-    transfer = transfer_in + (transfer_out if on_gpu else 0.0)
+    scores = quality.score_all(tuple(spec["metrics"]), y_true, outputs)
+    fit, host_fit = measure.summarise(fit_times), measure.summarise(host_fit_times)
+    predict = measure.summarise(predict_times) if predict_times else None
+    transfer = transfer_in + (transfer_out if device_input else 0.0)
     metrics = {
         "fit_time_s": fit["median"], "fit_time_min_s": fit["min"], "fit_time_iqr_s": fit["iqr"],
         "fit_time_cv": fit["cv"], "fit_cold_time_s": cold, "fit_repeats": len(fit_times),
         "fit_host_input_time_s": host_fit["median"],
-        "predict_time_s": predict["median"], "transfer_time_s": transfer, "load_time_s": load,
-        "end_to_end_time_s": transfer + fit["median"] + predict["median"],
+        "transfer_time_s": transfer, "load_time_s": load,
+        "end_to_end_time_s": transfer + fit["median"] + (predict["median"] if predict else 0.0),
         "fit_peak_host_memory_mb": memory.host_mb,
         "peak_host_memory_mb": measure.peak_rss_mb(),
         **scores,
     }
+    if predict:  # tasks without a separate predict/transform call (labels_, embedding_) have none
+        metrics["predict_time_s"] = predict["median"]
     if memory.gpu_mb is not None:
         metrics["fit_peak_gpu_memory_mb"] = memory.gpu_mb
     return {
@@ -109,9 +124,57 @@ def _run(spec: dict[str, Any], on_gpu: bool, estimator_cls: type) -> dict[str, A
         "threadpools": thread_pools(),
         "library_version": library_version(spec["library"]),
         # seconds spent in the model's own calls, timed or not (for the harness-overhead bench)
-        "model_time_s": cold + sum(fit_times) + memory_fit + (sum(host_fit_times) if on_gpu else 0.0)
-        + sum(predict_times) + proba_time + transfer,
+        "model_time_s": cold + sum(fit_times) + memory_fit + (sum(host_fit_times) if device_input else 0.0)
+        + sum(predict_times) + extra_time + transfer,
     }
+
+
+def _outputs(output: str, model: Any, data: dict[str, Any], needed: set[str], on_gpu: bool,
+             repeats: int) -> tuple[dict[str, Any], list[float], float]:
+    """(raw outputs, timed predict/transform seconds, other model seconds) for a task's output kind."""
+    if output == "predict":
+        pred, times = measure.repeat(lambda: model.predict(data["X_test"]), on_gpu, repeats)
+        proba, proba_time = measure.timed(
+            lambda: model.predict_proba(data["X_test"]) if "proba" in needed else None, on_gpu)
+        centers = model.cluster_centers_ if "centers" in needed else None
+        return {"pred": pred, "proba": proba, "centers": centers}, times, proba_time
+    if output == "transform":
+        transformed, times = measure.repeat(lambda: model.transform(data["X_test"]), on_gpu, repeats)
+        return {"transformed": transformed, "components": model.components_,
+                "mean": getattr(model, "mean_", None)}, times, 0.0
+    if output == "labels":
+        return {"pred": model.labels_}, [], 0.0
+    if output == "embedding":
+        return {"embedding": model.embedding_}, [], 0.0
+    raise ValueError(f"unknown task output {output!r}")
+
+
+def _scored_rows(output: str, host: dict[str, np.ndarray], outputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Fill in the rows the outputs describe (outputs['X']); return the labels to score against
+    and the array two implementations' agreement is measured on."""
+    if output == "predict":
+        outputs["X"] = host["X_test"]
+        return host["y_test"], outputs["pred"]
+    if output == "labels":
+        outputs["X"] = host["X_train"]
+        return host["y_train"], outputs["pred"]
+    if output == "transform":
+        outputs["X"] = host["X_test"]
+        return host["y_test"], outputs["components"]
+    m = min(EMBEDDING_SAMPLE, len(host["X_train"]))  # embedding: the first rows (the split is shuffled)
+    outputs["X"], outputs["embedding"] = host["X_train"][:m], np.asarray(outputs["embedding"])[:m]
+    return host["y_train"][:m], outputs["embedding"]
+
+
+def _prepared(split: Any, original: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A plugin's prepared data, checked: the same four arrays, rows matching."""
+    if not isinstance(split, dict) or set(split) != set(original):
+        raise ValueError(f"the plugin's prepare() must return a dict with keys {sorted(original)}")
+    out = {k: np.ascontiguousarray(v) for k, v in split.items()}
+    for part in ("train", "test"):
+        if len(out[f"X_{part}"]) != len(out[f"y_{part}"]):
+            raise ValueError(f"the plugin's prepare() returned X_{part} and y_{part} of different lengths")
+    return out
 
 
 def with_threads(cls: type, params: dict[str, Any], threads: int | None) -> dict[str, Any]:
@@ -127,20 +190,12 @@ def with_threads(cls: type, params: dict[str, Any], threads: int | None) -> dict
     return {**params, "n_jobs": threads}
 
 
-def accepted_params(cls: type) -> set[str]:
-    """Constructor parameters, also of estimators that forward **kwargs (XGBoost's do)."""
-    names = set(inspect.signature(cls.__init__).parameters)
-    if hasattr(cls, "get_params"):
-        try:
-            names |= set(cls().get_params(deep=False))
-        except Exception:  # a constructor that needs arguments: the signature is all we know
-            pass
-    return names
-
-
-def verify_device(model: Any, spec: dict[str, Any], gpu_growth_mb: float | None = None) -> str:
+def verify_device(model: Any, spec: dict[str, Any], gpu_growth_mb: float | None = None,
+                  accel_report: Any = None) -> str:
     """Where the model says it trained, in words; a GPU implementation that fell back raises."""
     wanted_gpu = spec["device"] == "gpu"
+    if spec.get("accelerator") == "cuml.accel" and wanted_gpu:
+        return _accel_evidence(accel_report, spec["estimator"].rsplit(".", 1)[1], gpu_growth_mb)
     if spec["library"] == "xgboost":
         config = json.loads(model.get_booster().save_config())
         where = config["learner"]["generic_param"]["device"]
@@ -157,6 +212,19 @@ def verify_device(model: Any, spec: dict[str, Any], gpu_growth_mb: float | None 
             raise FallbackError("silent CPU fallback: cuML's global device type is 'cpu'")
         evidence.append(f"cuML device_type={where or 'gpu-only build'}")
     return "cuda (" + "; ".join(evidence) + ")"
+
+
+def _accel_evidence(report: Any, class_name: str, gpu_growth_mb: float | None) -> str:
+    """cuml.accel falls back to the CPU silently; its profiler says where fit really ran."""
+    counts = device.accel_fit_calls(report, class_name)
+    growth = "" if gpu_growth_mb is None else f"; device memory +{gpu_growth_mb:.1f} MB during fit"
+    if counts is None:
+        return f"cuda (cuml.accel installed; this cuML has no profiler to confirm{growth})"
+    gpu_calls, cpu_calls, reasons = counts
+    if cpu_calls or not gpu_calls:
+        why = "; ".join(reasons) or "no GPU call was recorded"
+        raise FallbackError(f"silent CPU fallback: cuml.accel ran {class_name}.fit on the CPU ({why})")
+    return f"cuda (cuml.accel profiler: {class_name}.fit ran on the GPU{growth})"
 
 
 def thread_pools() -> str:
@@ -180,7 +248,8 @@ def _short(value: Any) -> str:
 
 
 def library_version(library: str) -> str:
-    dist = {"sklearn": "scikit-learn"}.get(library, library)
+    dist = {"sklearn": "scikit-learn", "sklearnex": "scikit-learn-intelex", "umap": "umap-learn",
+            "cuml.accel": "cuml"}.get(library, library)
     for name in (dist, f"{dist}-cu13", f"{dist}-cu12"):
         try:
             return metadata.version(name)

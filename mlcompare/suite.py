@@ -27,8 +27,10 @@ from mlcompare.errors import InputError
 from mlcompare.experiment import Case, Experiment
 from mlcompare.interrupts import Interrupted, SignalGuard
 from mlcompare.isolation import run_isolated
+from mlcompare.pairings import ALLOWED_MODULE_PREFIXES
 from mlcompare.progress import SuiteProgress
 from mlcompare.resume import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG
+from mlcompare.selection import point_label
 
 if TYPE_CHECKING:  # the suite needs only a recorder's methods; MLflow is imported by tracking.py
     from mlcompare.tracking import Recorder
@@ -257,7 +259,9 @@ def _run_one(case: Case, experiment: Experiment, threads: int, prepared: dict[st
             "params": case.pairing.estimator_params(impl), "task": case.pairing.task,
             "metrics": list(case.pairing.metrics), "repeats": experiment.repeats,
             "min_time_s": experiment.min_time_s, "threads": threads,
-            "dataset_dir": str(where), "predictions_path": str(predictions_path)}
+            "dataset_dir": str(where), "predictions_path": str(predictions_path),
+            "accelerator": impl.accelerator, "plugin": case.pairing.plugin,
+            "allowed_modules": list(_allowed_for(case, experiment))}
     record = base | run_isolated(spec, experiment.timeout_s, guard)
     if record["status"] == "ok":
         record["predictions_path"] = str(predictions_path)
@@ -274,15 +278,24 @@ def _log(recorder: Recorder, case: Case, record: dict[str, Any], experiment: Exp
         "dtype": spec.dtype, "seed": spec.seed,
         "repeats": experiment.repeats, "min_time_s": experiment.min_time_s,
         "threads": threads if impl.device == "cpu" else "library default",
-        "input_modes": "device,host" if impl.device == "gpu" else "host",
+        # an accelerator takes numpy arrays, as the unchanged user code would
+        "input_modes": "device,host" if impl.device == "gpu" and not impl.accelerator else "host",
         "estimator": impl.estimator,
         **{f"shared.{k}": v for k, v in pairing.params.items()},
     }
+    if impl.accelerator:
+        params["accelerator"] = impl.accelerator
+    if case.shared_point or case.impl_point:
+        # each swept value as its own param, so the UI's charts can use it as an axis
+        params["sweep"] = point_label(case.shared_point + case.impl_point)
+        params.update({f"sweep.{k}": v for k, v in case.shared_point + case.impl_point})
     effective = record.get("effective_params") or pairing.estimator_params(impl)
     params.update({f"estimator.{k}": v for k, v in effective.items()})
     tags = {"mlcompare.kind": "case", "case_status": record["status"], "baseline": pairing.baseline,
             "main_metric": pairing.main_metric,
-            "dataset_fingerprint": spec.fingerprint(), **fingerprint}
+            "dataset_fingerprint": spec.fingerprint(), "task": pairing.task, **fingerprint}
+    if pairing.plugin:
+        tags["plugin"] = pairing.plugin
     differences = pairing.differences(impl)
     if differences:
         tags["param_differences"] = " | ".join(differences)
@@ -304,6 +317,16 @@ def _log(recorder: Recorder, case: Case, record: dict[str, Any], experiment: Exp
                          "features": record["n_features"], "dtype": spec.dtype}
     recorder.log_case(case.name, status, params, record.get("metrics", {}), tags, history=history, texts=texts,
                       dataset=dataset_input)
+
+
+def _allowed_for(case: Case, experiment: Experiment) -> tuple[str, ...]:
+    """The worker re-checks the allow-list on import: give it the experiment's, plus a plugin's own package."""
+    allowed = experiment.allowed_modules or ALLOWED_MODULE_PREFIXES
+    if case.pairing.plugin:
+        from mlcompare.plugins import allowed_for
+
+        allowed = tuple(dict.fromkeys([*allowed, *(f"{m}." for m in allowed_for(case.pairing.plugin))]))
+    return allowed
 
 
 def _summary(record: dict[str, Any]) -> str:

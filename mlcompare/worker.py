@@ -50,14 +50,22 @@ def main(argv: list[str]) -> int:
     _die_with_the_suite()
     spec_path, result_path = Path(argv[0]), Path(argv[1])
     spec = json.loads(spec_path.read_text())
-    from mlcompare.runner import json_default, run_case
-
     try:
+        if spec.get("accelerator"):
+            # Before anything imports scikit-learn (the runner does): the accelerator
+            # intercepts the imports that follow.
+            from mlcompare.device import install_accelerator
+
+            install_accelerator(spec["accelerator"])
+        from mlcompare.runner import run_case
+
         record = run_case(spec)
     except Exception as exc:  # noqa: BLE001 - any failure of the case is its result
         traceback.print_exc()
         record = {"status": "failed", "failure": failure_kind(exc), "error_type": type(exc).__name__,
                   "error": f"{type(exc).__name__}: {exc}".strip()}
+    from mlcompare.runner import json_default
+
     tmp = result_path.with_suffix(".tmp")
     tmp.write_text(json.dumps(record, default=json_default))
     tmp.replace(result_path)

@@ -41,6 +41,7 @@ SMALL_EXPERIMENT = """\
       - {generator: classification, n_samples: 600, n_features: 6}
       - {generator: regression, n_samples: 600, n_features: 5}
     pairings: [kmeans, random_forest, gradient_boosting, linear_regression]
+    implementations: [sklearn, xgboost, cuml]
 """
 
 
@@ -71,6 +72,7 @@ SWEEP_EXPERIMENT = """\
       - {generator: classification, n_samples: [200, 1000], n_features: 6}
       - {generator: regression, n_samples: [200, 1000], n_features: 4}
     pairings: [gradient_boosting, linear_regression]
+    implementations: [sklearn, xgboost, cuml]
 """
 
 
@@ -116,7 +118,7 @@ def faults(workdir) -> dict:
     folder = workdir / "faults"
     folder.mkdir()
     return {"PYTHONPATH": str(FAULTS), "MLCOMPARE_PAIRING_DIRS": str(FAULTS / "pairings"),
-            "MLCOMPARE_ESTIMATOR_MODULES": "faulty_estimators", "MLCOMPARE_FAULTS_DIR": str(folder)}
+            "MLCOMPARE_ALLOWED_MODULES": "faulty_estimators", "MLCOMPARE_FAULTS_DIR": str(folder)}
 
 
 def faults_experiment(workdir: Path, implementations: list[str], sizes: list[int] = (200,),

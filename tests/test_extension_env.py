@@ -1,4 +1,4 @@
-"""MLCOMPARE_PAIRING_DIRS and MLCOMPARE_ESTIMATOR_MODULES extend the catalog and allow-list."""
+"""MLCOMPARE_PAIRING_DIRS and MLCOMPARE_ALLOWED_MODULES extend the catalog and allow-list."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from mlcompare.pairings import import_estimator, load_catalog
 
 
 def test_without_the_environment_the_test_estimators_are_refused(monkeypatch):
-    monkeypatch.delenv("MLCOMPARE_ESTIMATOR_MODULES", raising=False)
+    monkeypatch.delenv("MLCOMPARE_ALLOWED_MODULES", raising=False)
     monkeypatch.setenv("MLCOMPARE_PAIRING_DIRS", str(FAULTS / "pairings"))
     with pytest.raises(InputError) as err:
         load_catalog()
@@ -20,7 +20,7 @@ def test_without_the_environment_the_test_estimators_are_refused(monkeypatch):
 
 def test_the_environment_adds_a_pairing_and_its_module(monkeypatch):
     monkeypatch.setenv("MLCOMPARE_PAIRING_DIRS", str(FAULTS / "pairings"))
-    monkeypatch.setenv("MLCOMPARE_ESTIMATOR_MODULES", "faulty_estimators, other.module")
+    monkeypatch.setenv("MLCOMPARE_ALLOWED_MODULES", "faulty_estimators, other.module")
     monkeypatch.syspath_prepend(str(FAULTS))
     catalog = load_catalog()
     assert "faults" in catalog and "kmeans" in catalog
@@ -30,7 +30,7 @@ def test_the_environment_adds_a_pairing_and_its_module(monkeypatch):
 
 
 @pytest.mark.parametrize("variable,value,message", [
-    ("MLCOMPARE_ESTIMATOR_MODULES", "os;rm", "'os;rm' is not a module name"),
+    ("MLCOMPARE_ALLOWED_MODULES", "os;rm", "'os;rm' is not a module name (e.g. mypackage.models)"),
     ("MLCOMPARE_PAIRING_DIRS", "/no/such/folder", "'/no/such/folder' is not a folder"),
 ])
 def test_a_bad_environment_is_a_one_line_error(monkeypatch, variable, value, message):
@@ -44,5 +44,5 @@ def test_a_pairing_defined_twice_is_refused(monkeypatch, tmp_path):
     write(tmp_path / "again.yaml", "name: kmeans\ntask: clustering\n"
           "implementations: {sklearn: {estimator: sklearn.cluster.KMeans, device: cpu}}\n")
     monkeypatch.setenv("MLCOMPARE_PAIRING_DIRS", str(tmp_path))
-    with pytest.raises(InputError, match="pairing 'kmeans' is also defined in"):
+    with pytest.raises(InputError, match="pairing 'kmeans' is already defined in"):
         load_catalog()

@@ -6,16 +6,17 @@ import pytest
 
 from mlcompare.errors import InputError
 from mlcompare.pairings import import_estimator, load_catalog, parse_pairing, unknown_params
+from mlcompare.pairings.checks import check_pairing, estimator_class
 
 CATALOG = load_catalog()
 
 
 def test_the_four_mission_pairings_have_every_implementation():
     expected = {
-        "kmeans": {"sklearn": "cpu", "cuml": "gpu"},
-        "random_forest": {"sklearn": "cpu", "cuml": "gpu"},
-        "gradient_boosting": {"sklearn": "cpu", "xgboost_cpu": "cpu", "xgboost_gpu": "gpu"},
-        "linear_regression": {"sklearn": "cpu", "cuml": "gpu"},
+        "kmeans": {"sklearn": "cpu", "cuml": "gpu", "sklearnex": "cpu", "cuml_accel": "gpu"},
+        "random_forest": {"sklearn": "cpu", "cuml": "gpu", "sklearnex": "cpu", "cuml_accel": "gpu"},
+        "gradient_boosting": {"sklearn": "cpu", "xgboost_cpu": "cpu", "xgboost_gpu": "gpu", "lightgbm": "cpu"},
+        "linear_regression": {"sklearn": "cpu", "cuml": "gpu", "sklearnex": "cpu", "cuml_accel": "gpu"},
     }
     for name, impls in expected.items():
         pairing = CATALOG[name]
@@ -39,11 +40,14 @@ def test_shared_params_reach_each_library_under_its_own_name():
 
 @pytest.mark.parametrize("pairing", sorted(CATALOG))
 def test_installed_estimators_accept_every_param(pairing):
+    """What `mlcompare validate` checks: every installed estimator imports and takes its params."""
+    check_pairing(CATALOG[pairing])  # raises InputError naming the field
     for impl in CATALOG[pairing].implementations.values():
-        if impl.library == "cuml":
-            continue  # not installed on CPU machines; checked on the GPU box
-        cls = import_estimator(impl.estimator)
-        assert unknown_params(cls, CATALOG[pairing].estimator_params(impl)) == []
+        cls = estimator_class(impl.estimator)
+        if impl.library != "cuml":  # cuML is not installed on CPU machines; checked on the GPU box
+            assert cls is not None, impl.estimator
+            unchecked = set(impl.passthrough)  # LightGBM's own params, taken through **kwargs
+            assert set(unknown_params(cls, CATALOG[pairing].estimator_params(impl))) <= unchecked
 
 
 def test_unmatched_params_are_written_as_differences():
@@ -90,3 +94,21 @@ def test_bad_pairings_name_the_field(change, field):
     with pytest.raises(InputError) as err:
         parse_pairing(data, "p.yaml")
     assert (err.value.source, err.value.field) == ("p.yaml", field)
+
+
+def test_accelerated_implementations_are_probed_and_checked():
+    from mlcompare import device
+
+    impl = CATALOG["kmeans"].implementations["cuml_accel"]
+    assert (impl.library, impl.device, impl.accelerator) == ("cuml.accel", "gpu", "cuml.accel")
+    if not device.library_installed("cuml"):
+        assert device.skip_reason(impl.library, impl.device).startswith("cuml not installed")
+    base = {"name": "p", "task": "regression"}
+    for bad, field in [({"estimator": "sklearn.linear_model.Ridge", "device": "cpu"}, "device"),
+                       ({"estimator": "xgboost.XGBRegressor", "device": "gpu"}, "estimator"),
+                       ({"estimator": "sklearn.linear_model.Ridge", "device": "gpu", "accelerator": "x"},
+                        "accelerator")]:
+        data = base | {"implementations": {"a": {"accelerator": "cuml.accel"} | bad}}
+        with pytest.raises(InputError) as err:
+            parse_pairing(data, "p.yaml")
+        assert err.value.field == f"implementations.a.{field}"

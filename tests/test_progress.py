@@ -15,6 +15,7 @@ ONE_CASE = """\
     repeats: 1
     datasets: [{generator: regression, n_samples: 200, n_features: 3}]
     pairings: [linear_regression]
+    implementations: [sklearn, cuml]
 """
 
 

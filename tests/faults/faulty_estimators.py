@@ -1,7 +1,7 @@
 """Estimators that fail the way real ones do on a bad day. For fault-injection tests only.
 
 The tests put this folder on PYTHONPATH, allow the module through
-MLCOMPARE_ESTIMATOR_MODULES=faulty_estimators and add `pairings/` through
+MLCOMPARE_ALLOWED_MODULES=faulty_estimators and add `pairings/` through
 MLCOMPARE_PAIRING_DIRS. Estimators that take part in interrupt and resume tests talk to
 the test through files in $MLCOMPARE_FAULTS_DIR.
 """
