@@ -14,6 +14,7 @@ TWO_SUITES = """\
     repeats: 1
     datasets: [{generator: regression, n_samples: [100, 150, 200], n_features: 3}]
     pairings: [linear_regression]
+    implementations: [sklearn, cuml]
 """
 
 

@@ -69,6 +69,7 @@ def test_suites_write_to_a_tracking_server_backed_by_postgresql(tracking_server,
         repeats: 1
         datasets: [{generator: regression, n_samples: [100, 150], n_features: 3}]
         pairings: [linear_regression]
+        implementations: [sklearn, cuml]
     """)
     crashing = faults_experiment(workdir, ["sklearn", "segfault"])
     env = faults | {"MLFLOW_TRACKING_URI": tracking_server}

@@ -12,6 +12,7 @@ name: keys
 repeats: 2
 datasets: [{generator: regression, n_samples: [100, 200], n_features: 3}]
 pairings: [linear_regression]
+implementations: [sklearn, cuml]
 """
 
 
