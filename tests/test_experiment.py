@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from conftest import REPO, SMALL_EXPERIMENT, run_cli, write
+from conftest import REPO, run_cli, write
 from mlcompare.errors import InputError
 from mlcompare.experiment import load_experiment
 
