@@ -289,6 +289,12 @@ def _log(recorder: Recorder, case: Case, record: dict[str, Any], experiment: Exp
         # each swept value as its own param, so the UI's charts can use it as an axis
         params["sweep"] = point_label(case.shared_point + case.impl_point)
         params.update({f"sweep.{k}": v for k, v in case.shared_point + case.impl_point})
+        # which part the baseline follows (a row of the comparison) and which is this
+        # implementation's own (a column of its own)
+        if case.shared_point:
+            params["sweep_shared"] = point_label(case.shared_point)
+        if case.impl_point:
+            params["sweep_own"] = point_label(case.impl_point)
     effective = record.get("effective_params") or pairing.estimator_params(impl)
     params.update({f"estimator.{k}": v for k, v in effective.items()})
     tags = {"mlcompare.kind": "case", "case_status": record["status"], "baseline": pairing.baseline,
