@@ -82,6 +82,16 @@ def _name_list_or_empty(text: str) -> list[str] | None:
     return names or None
 
 
+def _address_or_empty(text: str) -> str | None:
+    """A Dask scheduler address; empty means none (run here), as MLproject passes it."""
+    text = text.strip()
+    if not text:
+        return None
+    if "://" not in text:
+        raise argparse.ArgumentTypeError(f"expected a scheduler address like tcp://HOST:8786, got {text!r}")
+    return text
+
+
 def _add_selection(parser: argparse.ArgumentParser, experiment_required: bool = True) -> None:
     """The flags that change what a suite runs: `validate` takes them too, to check them."""
     if experiment_required:
@@ -118,6 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="run every case even after one failed (the default)")
     stop.add_argument("--fail-fast", dest="fail_fast", action="store_true",
                       help="stop at the first failed case; the cases not reached get no run")
+    run.add_argument("--scheduler", type=_address_or_empty, default=None, metavar="tcp://HOST:PORT",
+                     help="spread the cases over the workers of this Dask scheduler (one case per worker at "
+                          "a time; GPU cases on workers started with --resources GPU=1); results are logged "
+                          "here, to the tracking URI")
     run.add_argument("--quiet", action="store_true",
                      help="no progress output (on a terminal: no bar and no summary table; elsewhere: no lines)")
     _pairing_flags(run)
@@ -213,14 +227,27 @@ def _run(args: argparse.Namespace) -> int:
                 say = live.say
             else:
                 say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-            prepared = prepare_datasets(experiment, say, guard)  # before the store is touched
-            suite = dict(say=say, prepared=prepared, guard=guard, resume=args.resume, fail_fast=args.fail_fast)
-            if live:
-                with live:
-                    outcome = run_suite(experiment, Recorder(experiment.name), progress=live, **suite)
-                live.summary()
-            else:
-                outcome = run_suite(experiment, Recorder(experiment.name), **suite)
+            cluster = None
+            if args.scheduler:  # reached before the store is touched: a bad address is an input error
+                from mlcompare.spread import connect
+
+                _check_not_training_on(experiment, args.scheduler)
+                cluster = connect(args.scheduler)
+                say(f"mlcompare: spreading the cases over {cluster.describe()}")
+            try:
+                # before the store is touched; spread, every case's data (the workers may lack it)
+                prepared = prepare_datasets(experiment, say, guard, everywhere=cluster is not None)
+                suite = dict(say=say, prepared=prepared, guard=guard, resume=args.resume,
+                             fail_fast=args.fail_fast, cluster=cluster)
+                if live:
+                    with live:
+                        outcome = run_suite(experiment, Recorder(experiment.name), progress=live, **suite)
+                    live.summary()
+                else:
+                    outcome = run_suite(experiment, Recorder(experiment.name), **suite)
+            finally:
+                if cluster is not None:
+                    cluster.close()
         except Interrupted as stop:
             print(f"mlcompare: interrupted by {stop.signal_name}; the current case and the suite "
                   "are marked KILLED (`--resume` runs what is left)", file=sys.stderr)
@@ -229,6 +256,15 @@ def _run(args: argparse.Namespace) -> int:
     reused = f", {outcome.reused} already finished (resumed)" if args.resume else ""
     print(f"mlcompare: {ok} ran, {skipped} skipped, {failed} failed{reused}; parent run {outcome.parent_run_id}")
     return 1 if failed or outcome.stopped_early else 0
+
+
+def _check_not_training_on(experiment, address: str) -> None:
+    """The cluster that runs the cases cannot also train them: its workers are busy with cases."""
+    for case in experiment.cases():
+        if case.pairing.estimator_params(case.implementation).get("scheduler_address") == address:
+            raise InputError("--scheduler", None, f"{case.name} trains on {address} (scheduler_address), the "
+                             "cluster this suite is spread over: its workers would wait for each other; "
+                             "give the cases another cluster to train on, or leave scheduler_address out")
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -282,9 +318,9 @@ def _checked_catalog(args: argparse.Namespace) -> dict:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from mlcompare import device
     from mlcompare.pairings import allowed_modules
     from mlcompare.selection import build_catalog
+    from mlcompare.suite import skip_reason
 
     catalog, _ = build_catalog(allowed_modules(args.allow_module), args.pairings)
     runnable = total = 0
@@ -292,11 +328,12 @@ def _list(args: argparse.Namespace) -> int:
         origin = f"; plugin {pairing.plugin}" if pairing.plugin else ""
         print(f"{pairing.name} ({pairing.task}; metrics: {', '.join(pairing.metrics)}{origin})")
         for impl in pairing.implementations.values():
-            reason = device.skip_reason(impl.library, impl.device)
+            reason = skip_reason(impl, pairing.estimator_params(impl))
             mark = "baseline, " if impl.name == pairing.baseline else ""
             state = f"cannot run here: {reason}" if reason else "can run here"
             under = f" under {impl.accelerator}" if impl.accelerator else ""
-            print(f"  {impl.name:<12} {impl.device}  {impl.estimator}{under}  ({mark}{state})")
+            under += f" on {impl.distributed}" if impl.distributed else ""
+            print(f"  {impl.name:<16} {impl.device}  {impl.estimator}{under}  ({mark}{state})")
             total += 1
             runnable += reason is None
     print(f"{len(catalog)} pairings, {total} implementations, {runnable} can run here")

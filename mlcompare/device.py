@@ -158,7 +158,6 @@ def cuml_device_type() -> str | None:
         return None
 
 
-
 def load_split(directory: Any) -> dict[str, Any]:
     """A cached split read by cuDF straight into device memory (no host round trip)."""
     import cudf
@@ -170,3 +169,13 @@ def load_split(directory: Any) -> dict[str, Any]:
         out[f"y_{name}"] = frame["target"].to_cupy()
     synchronize()
     return out
+
+
+def local_cuda_cluster(**options: Any) -> Any:
+    """A dask-cuda LocalCUDACluster: one Dask worker per visible GPU (the first n_workers)."""
+    from dask_cuda import LocalCUDACluster
+
+    n_workers = options.get("n_workers")
+    if n_workers:  # the first n GPUs, each worker pinned to its own
+        options.setdefault("CUDA_VISIBLE_DEVICES", ",".join(str(i) for i in range(n_workers)))
+    return LocalCUDACluster(**options)

@@ -22,6 +22,8 @@ from mlcompare.tables import TableSource, load_cards, parse_file_entry
 DTYPES = ("float32", "float64")
 #: numpy's legacy seeding (scikit-learn's random_state) takes 32-bit seeds only.
 MAX_SEED = 2**32 - 1
+#: More warm fits than this is a typo, not a measurement (and would never finish).
+MAX_REPEATS = 1000
 _TOP_KEYS = {"name", "description", "repeats", "min_time_s", "threads", "system_metrics", "dtype", "seed",
              "timeout_s", "datasets", "pairings", "implementations", "allowed_modules"}
 _DATASET_KEYS = {"generator", "n_samples", "n_features", "seed", "test_size", "dtype"}
@@ -137,7 +139,7 @@ def load_experiment(path: str | Path, repeats: int | None = None,
 
     name = schema.expect_name(source, "name", data["name"], limit=200)
     schema.expect_text(source, "description", data.get("description", ""))
-    file_repeats = schema.expect_int(source, "repeats", data.get("repeats", 3), minimum=1)
+    file_repeats = schema.expect_int(source, "repeats", data.get("repeats", 3), minimum=1, maximum=MAX_REPEATS)
     dtype = schema.expect_choice(source, "dtype", data.get("dtype", "float32"), list(DTYPES))
     seed = schema.expect_int(source, "seed", data.get("seed", 0), minimum=0, maximum=MAX_SEED)
     file_timeout_s = schema.expect_number(source, "timeout_s", data.get("timeout_s", 3600), low=1)
@@ -190,7 +192,7 @@ def load_experiment(path: str | Path, repeats: int | None = None,
                                  f"(known: {', '.join(sorted(known))})")
 
     if repeats is not None:
-        file_repeats = schema.expect_int("--repeats", None, repeats, minimum=1)
+        file_repeats = schema.expect_int("--repeats", None, repeats, minimum=1, maximum=MAX_REPEATS)
     if timeout_s is not None:
         timeout_s = schema.expect_number("--timeout", None, timeout_s, low=1)
     experiment = Experiment(name=name, source=source, sha256=hashlib.sha256(path.read_bytes()).hexdigest(),

@@ -22,6 +22,9 @@ from mlcompare.interrupts import Interrupted, SignalGuard
 from mlcompare.worker import PARENT_PID_ENV
 
 _STDERR_TAIL = 20_000  # enough for a traceback and faulthandler's list of extension modules
+#: Process ids of the workers running now in this process (a Dask worker may run one
+#: case per thread): `kill_running` ends them when a spread suite stops.
+_RUNNING: set[int] = set()
 
 
 def run_isolated(spec: dict[str, Any], timeout_s: float, guard: SignalGuard | None = None) -> dict[str, Any]:
@@ -39,6 +42,7 @@ def run_isolated(spec: dict[str, Any], timeout_s: float, guard: SignalGuard | No
             proc = subprocess.Popen([sys.executable, "-m", "mlcompare.worker", str(spec_path), str(result_path)],
                                     stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=env,
                                     start_new_session=True)
+            _RUNNING.add(proc.pid)
             try:
                 with guard.interruptible():
                     code = proc.wait(timeout=timeout_s)
@@ -55,6 +59,8 @@ def run_isolated(spec: dict[str, Any], timeout_s: float, guard: SignalGuard | No
             except BaseException:  # anything else (KeyboardInterrupt without a guard): no orphan
                 _kill(proc)
                 raise
+            finally:
+                _RUNNING.discard(proc.pid)
             _kill(proc)  # what the worker started and left behind goes with it
         if result_path.exists():
             record = json.loads(result_path.read_text())
@@ -70,6 +76,17 @@ def run_isolated(spec: dict[str, Any], timeout_s: float, guard: SignalGuard | No
                     "stderr_tail": _tail(err_path)}
         return {"status": "failed", "failure": "exit", "error": f"worker exited with code {code} and no result",
                 "stderr_tail": _tail(err_path)}
+
+
+def kill_running() -> int:
+    """SIGKILL every case worker this process is running now; how many there were."""
+    pids = list(_RUNNING)
+    for pid in pids:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return len(pids)
 
 
 def _signal_name(number: int) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from mlcompare import datasets, device, measure, quality
+from mlcompare import datasets, device, distributed, measure, quality
 from mlcompare.pairings import ALLOWED_MODULE_PREFIXES, accepted_params, import_estimator
 from mlcompare.tasks import EMBEDDING_SAMPLE, TASKS
 
@@ -39,17 +39,28 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
     # CPU implementations get exactly the experiment's thread count in every native pool
     # (BLAS, OpenMP); GPU implementations keep the library's own host-side defaults.
     limits = threadpool_limits(limits=threads) if threads and not on_gpu else contextlib.nullcontext()
-    with limits:
-        return _run(spec, on_gpu, estimator_cls, plugin)
+    params, cluster_settings = distributed.split_params(spec["params"])
+    # a distributed implementation trains on a Dask cluster, started (or reached) here
+    dask = distributed.cluster(cluster_settings, on_gpu, threads) if spec.get("distributed") else None
+    with limits, dask or contextlib.nullcontext() as cluster:
+        return _run(spec, on_gpu, estimator_cls, plugin, params, cluster)
 
 
-def _run(spec: dict[str, Any], on_gpu: bool, estimator_cls: type, plugin: Any = None) -> dict[str, Any]:
+def _run(spec: dict[str, Any], on_gpu: bool, estimator_cls: type, plugin: Any = None,
+         params: dict[str, Any] | None = None, cluster: distributed.Cluster | None = None) -> dict[str, Any]:
     task = TASKS[spec["task"]]
     repeats, min_time_s = spec["repeats"], spec.get("min_time_s", 0.0)
-    params = spec["params"] if on_gpu else with_threads(estimator_cls, spec["params"], spec.get("threads"))
+    params = spec["params"] if params is None else params
+    if cluster is not None:  # each worker's thread count is the cluster's business
+        params = cluster.estimator_params(estimator_cls, params)
+    elif not on_gpu:
+        params = with_threads(estimator_cls, params, spec.get("threads"))
     accelerated = bool(spec.get("accelerator"))
     # Device-resident inputs for GPU libraries; an accelerator takes numpy, as user code would.
-    device_input = on_gpu and not accelerated
+    device_input = on_gpu and not accelerated and cluster is None
+    # Distributed results are computed into this process, which has waited for them: there
+    # is no device work of its own to wait for.
+    sync = on_gpu and cluster is None
     needed = quality.needs(spec["metrics"])
 
     # 1. load: pyarrow into numpy on the CPU; cuDF straight into device memory on the GPU
@@ -68,25 +79,35 @@ def _run(spec: dict[str, Any], on_gpu: bool, estimator_cls: type, plugin: Any = 
             _, transfer_in = measure.timed(to_device, on_gpu)
         else:  # prepared arrays exist on the host only
             data, transfer_in = measure.timed(to_device, on_gpu)
+    elif cluster is not None:  # each worker gets its block of rows
+        data, transfer_in = measure.timed(lambda: cluster.place(_labels_for(task, host), on_gpu, task.supervised), False)
 
     def fitter(arrays: dict[str, Any]):
         args = (arrays["X_train"], arrays["y_train"]) if task.supervised else (arrays["X_train"],)
         return lambda: estimator_cls(**params).fit(*args)
 
     # 2. cold fit: the first in this process (imports done; CUDA context, JIT, caches not yet)
-    _, cold = measure.timed(fitter(data), on_gpu)
+    _, cold = measure.timed(fitter(data), sync)
     # 3. warm fits from a fresh estimator each, data already where the library computes
-    model, fit_times = measure.repeat(fitter(data), on_gpu, repeats, min_time_s)
+    model, fit_times = measure.repeat(fitter(data), sync, repeats, min_time_s)
     # one more, untimed, for memory: a sampling thread must not share the cores with timed fits
     profile = device.accel_profile() if accelerated else contextlib.nullcontext()
-    with profile as accel_report, measure.PeakMemory(gpu=on_gpu) as memory:
-        _, memory_fit = measure.timed(fitter(data), on_gpu)
+    tree = cluster is not None and cluster.local  # a local cluster's workers are this process's children
+    with profile as accel_report, measure.PeakMemory(gpu=sync, children=tree) as memory:
+        _, memory_fit = measure.timed(fitter(data), sync)
     ran_on = verify_device(model, spec, memory.gpu_mb, accel_report)
-    # 3b. the same fits given host (numpy) arrays: what a user calling fit(X) pays on a GPU
-    host_fit_times = measure.repeat(fitter(host), on_gpu, repeats)[1] if device_input else fit_times
+    # 3b. the same fits given host (numpy) arrays: what a user calling fit(X) pays on a GPU,
+    # or, distributed, spreading the arrays over the workers first
+    host_fit_times = fit_times
+    if device_input:
+        host_fit_times = measure.repeat(fitter(host), sync, repeats)[1]
+    elif cluster is not None:
+        host_fit_times = measure.repeat(lambda: fitter(cluster.place(_labels_for(task, host), on_gpu, task.supervised))(),
+                                        False, repeats)[1]
 
     # 4. what the task takes out of the model: predictions, labels, a projection, an embedding
-    raw, predict_times, extra_time = _outputs(task.output, model, data, needed, on_gpu, repeats)
+    finish = distributed.collect if cluster is not None else None
+    raw, predict_times, extra_time = _outputs(task.output, model, data, needed, sync, repeats, finish)
 
     # 5. results back to the host
     outputs, transfer_out = measure.timed(
@@ -99,7 +120,7 @@ def _run(spec: dict[str, Any], on_gpu: bool, estimator_cls: type, plugin: Any = 
     scores = quality.score_all(tuple(spec["metrics"]), y_true, outputs)
     fit, host_fit = measure.summarise(fit_times), measure.summarise(host_fit_times)
     predict = measure.summarise(predict_times) if predict_times else None
-    transfer = transfer_in + (transfer_out if device_input else 0.0)
+    transfer = transfer_in + (transfer_out if device_input or cluster is not None else 0.0)
     metrics = {
         "fit_time_s": fit["median"], "fit_time_min_s": fit["min"], "fit_time_iqr_s": fit["iqr"],
         "fit_time_cv": fit["cv"], "fit_cold_time_s": cold, "fit_repeats": len(fit_times),
@@ -114,6 +135,14 @@ def _run(spec: dict[str, Any], on_gpu: bool, estimator_cls: type, plugin: Any = 
         metrics["predict_time_s"] = predict["median"]
     if memory.gpu_mb is not None:
         metrics["fit_peak_gpu_memory_mb"] = memory.gpu_mb
+    extra: dict[str, Any] = {}
+    if cluster is not None:
+        metrics["cluster_start_time_s"] = cluster.start_time_s
+        if not cluster.local:  # the workers' memory is on other machines: unmeasured
+            del metrics["fit_peak_host_memory_mb"]
+        ran_on = f"{ran_on}; {cluster.describe()}"
+        extra = {"cluster": {"workers": len(cluster.workers), "threads_per_worker": cluster.threads_per_worker,
+                             "kind": cluster.kind}}
     return {
         "status": "ok",
         "metrics": metrics,
@@ -121,25 +150,37 @@ def _run(spec: dict[str, Any], on_gpu: bool, estimator_cls: type, plugin: Any = 
         "fit_host_times": host_fit_times,
         "effective_params": effective_params(model),
         "ran_on": ran_on,
-        "threadpools": thread_pools(),
+        "threadpools": cluster.thread_pools() if cluster is not None else thread_pools(),
         "library_version": library_version(spec["library"]),
         # seconds spent in the model's own calls, timed or not (for the harness-overhead bench)
         "model_time_s": cold + sum(fit_times) + memory_fit + (sum(host_fit_times) if device_input else 0.0)
         + sum(predict_times) + extra_time + transfer,
+        **extra,
     }
 
 
+def _labels_for(task: Any, host: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Class labels as int32 (what cuml.dask's forest requires and XGBoost accepts)."""
+    if task.name != "classification":
+        return host
+    return {**host, "y_train": host["y_train"].astype(np.int32)}
+
+
 def _outputs(output: str, model: Any, data: dict[str, Any], needed: set[str], on_gpu: bool,
-             repeats: int) -> tuple[dict[str, Any], list[float], float]:
-    """(raw outputs, timed predict/transform seconds, other model seconds) for a task's output kind."""
+             repeats: int, finish: Any = None) -> tuple[dict[str, Any], list[float], float]:
+    """(raw outputs, timed predict/transform seconds, other model seconds) for a task's output kind.
+
+    `finish` turns a lazy result into a computed one inside the timed call (Dask's).
+    """
+    finish = finish or (lambda value: value)
     if output == "predict":
-        pred, times = measure.repeat(lambda: model.predict(data["X_test"]), on_gpu, repeats)
+        pred, times = measure.repeat(lambda: finish(model.predict(data["X_test"])), on_gpu, repeats)
         proba, proba_time = measure.timed(
-            lambda: model.predict_proba(data["X_test"]) if "proba" in needed else None, on_gpu)
+            lambda: finish(model.predict_proba(data["X_test"])) if "proba" in needed else None, on_gpu)
         centers = model.cluster_centers_ if "centers" in needed else None
         return {"pred": pred, "proba": proba, "centers": centers}, times, proba_time
     if output == "transform":
-        transformed, times = measure.repeat(lambda: model.transform(data["X_test"]), on_gpu, repeats)
+        transformed, times = measure.repeat(lambda: finish(model.transform(data["X_test"])), on_gpu, repeats)
         return {"transformed": transformed, "components": model.components_,
                 "mean": getattr(model, "mean_", None)}, times, 0.0
     if output == "labels":

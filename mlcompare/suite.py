@@ -15,24 +15,25 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 import psutil
 import yaml
 
-from mlcompare import datasets, device, measure, quality, report, sysinfo
+from mlcompare import datasets, device, distributed, measure, quality, report, sysinfo
 from mlcompare import resume as resume_keys
 from mlcompare.errors import InputError
 from mlcompare.experiment import Case, Experiment
 from mlcompare.interrupts import Interrupted, SignalGuard
 from mlcompare.isolation import run_isolated
-from mlcompare.pairings import ALLOWED_MODULE_PREFIXES
+from mlcompare.pairings import ALLOWED_MODULE_PREFIXES, Implementation
 from mlcompare.progress import SuiteProgress
 from mlcompare.resume import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG
 from mlcompare.selection import point_label
 
 if TYPE_CHECKING:  # the suite needs only a recorder's methods; MLflow is imported by tracking.py
+    from mlcompare.spread import Connection
     from mlcompare.tracking import Recorder
 
 
@@ -64,63 +65,80 @@ def _stderr(line: str) -> None:
 
 def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], None] = _stderr,
               prepared: dict[str, Path | str] | None = None, progress: SuiteProgress | None = None,
-              guard: SignalGuard | None = None, resume: bool = False, fail_fast: bool = False) -> SuiteOutcome:
+              guard: SignalGuard | None = None, resume: bool = False, fail_fast: bool = False,
+              cluster: Connection | None = None) -> SuiteOutcome:
     """Run every case; `resume` reuses the cases FINISHED under the same experiment
-    fingerprint; `fail_fast` stops at the first failed case. A signal caught by `guard`
-    kills the current case's worker, marks its run and the parent KILLED and raises
-    `Interrupted`."""
+    fingerprint; `fail_fast` stops at the first failed case; `cluster` (`spread.connect`)
+    spreads the cases over a Dask cluster's workers. A signal caught by `guard` kills the
+    running cases' workers, marks their runs and the parent KILLED and raises `Interrupted`."""
     guard = guard or SignalGuard()  # not installed: never raises
     cases = experiment.cases()
     threads = experiment.threads or default_threads()
     if prepared is None:
-        prepared = prepare_datasets(experiment, say, guard)
+        prepared = prepare_datasets(experiment, say, guard, everywhere=cluster is not None)
     fingerprint = sysinfo.fingerprint()
     experiment_fp = resume_keys.experiment_fingerprint(experiment, fingerprint)
     guard.check()  # a signal while starting up: stop before any run exists
+    spread_tags = {"dask_scheduler": cluster.address} if cluster else {}
     parent = recorder.start_suite(
         run_name=f"suite · {experiment.name}",
         params={"suite_name": experiment.name, "suite_file": Path(experiment.source).name,
                 "suite_file_sha256": experiment.sha256, "suite_repeats": experiment.repeats,
-                "suite_min_time_s": experiment.min_time_s, "suite_threads": threads,
+                "suite_min_time_s": experiment.min_time_s,
+                "suite_threads": threads if cluster is None else experiment.threads or "each worker's cores",
                 "suite_cases": len(cases), "suite_timeout_s": experiment.timeout_s, "suite_resume": resume},
-        tags={"mlcompare.kind": "suite", EXPERIMENT_FINGERPRINT_TAG: experiment_fp, **fingerprint},
+        tags={"mlcompare.kind": "suite", EXPERIMENT_FINGERPRINT_TAG: experiment_fp, **fingerprint, **spread_tags},
         system_metrics=experiment.system_metrics)
     outcome = SuiteOutcome(parent)
-    say(f"mlcompare: suite {experiment.name!r}, {len(cases)} cases, {threads} CPU threads, "
+    where = f"{threads} CPU threads" if cluster is None else cluster.describe()
+    say(f"mlcompare: suite {experiment.name!r}, {len(cases)} cases, {where}, "
         f"store {recorder.tracking_uri}, parent run {parent}")
     started = time.perf_counter()
+    baselines: dict[tuple, dict[str, Any]] = {}
+    held: dict[tuple, list[tuple[int, dict[str, Any]]]] = {}
+
+    def accept(index: int, record: dict[str, Any]) -> bool:
+        """Compare, log and report one finished case; False to stop the suite (--fail-fast)."""
+        case = cases[index - 1]
+        case_fp = resume_keys.case_fingerprint(case, experiment_fp)
+        if record["status"] == "ok" and case.is_baseline:
+            baselines[case.group] = record
+        if "reused_from" not in record:
+            if record["status"] == "ok" and case.group in baselines:
+                baseline = baselines[case.group]
+                record["metrics"].update(compare(case, record, baseline))
+                if baseline.get("worker_host", record.get("worker_host")) != record.get("worker_host"):
+                    record["baseline_host"] = baseline["worker_host"]  # a speed-up across two machines
+            keys = {EXPERIMENT_FINGERPRINT_TAG: experiment_fp, CASE_FINGERPRINT_TAG: case_fp}
+            host = record.get("worker_fingerprint") or fingerprint  # where the case really ran
+            _log(recorder, case, record, experiment, threads, host | keys)
+        outcome.records.append(record)
+        say(f"[{len(outcome.records)}/{len(cases)}] {case.name}: {_summary(record)}")
+        if progress:
+            progress.case_finished(len(outcome.records), len(cases), case.name, record)
+        if fail_fast and record["status"] == "failed":
+            outcome.stopped_early = True
+            say(f"mlcompare: stopping at the first failed case (--fail-fast); "
+                f"{len(cases) - len(outcome.records)} cases not run")
+            return False
+        return True
+
     try:
         finished = recorder.finished_cases(experiment_fp) if resume else {}
         if resume:
             say(f"resume: {len(finished)} cases of this experiment already FINISHED in the store")
         with tempfile.TemporaryDirectory(prefix="mlcompare-suite-") as scratch:
-            baselines: dict[tuple[str, str], dict[str, Any]] = {}
-            for index, case in enumerate(cases, 1):
-                guard.check()
-                if progress:
-                    progress.case_started(index, len(cases), case.name)
-                case_fp = resume_keys.case_fingerprint(case, experiment_fp)
-                reused = case_fp in finished
-                record = (_reused(case, finished[case_fp]) if reused else
-                          _run_one(case, experiment, threads, prepared, Path(scratch) / f"pred-{index}.npy", guard))
-                if record["status"] == "ok" and case.is_baseline:
-                    baselines[case.group] = record
-                if not reused:
-                    if record["status"] == "ok" and case.group in baselines:
-                        record["metrics"].update(compare(case, record, baselines[case.group]))
-                    keys = {EXPERIMENT_FINGERPRINT_TAG: experiment_fp, CASE_FINGERPRINT_TAG: case_fp}
-                    _log(recorder, case, record, experiment, threads, fingerprint | keys)
-                outcome.records.append(record)
-                say(f"[{index}/{len(cases)}] {case.name}: {_summary(record)}")
-                if progress:
-                    progress.case_finished(index, len(cases), case.name, record)
-                if record["status"] == "killed":
-                    guard.check()  # raises: the signal that killed the case stops the suite
-                if fail_fast and record["status"] == "failed":
-                    outcome.stopped_early = True
-                    say(f"mlcompare: stopping at the first failed case (--fail-fast); "
-                        f"{len(cases) - index} cases not run")
-                    break
+            outcomes = _outcomes(cases, experiment, experiment_fp, finished, threads, prepared, Path(scratch),
+                                 guard, progress, cluster)
+            try:
+                for index, record in _baselines_first(cases, outcomes, held):
+                    if not accept(index, record):
+                        break
+            finally:
+                # cases held for a baseline that never came (stopped early): logged, uncompared
+                for index, record in sorted(pair for pairs in held.values() for pair in pairs):
+                    accept(index, record)
+                held.clear()
         guard.check()
     except Interrupted as stop:
         # a tag as well as the status: after Ctrl-C, `mlflow run` (3.17) overwrites its run's
@@ -146,6 +164,79 @@ def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], N
         files={**summary.files, "experiment.yaml": yaml.safe_dump(experiment.raw, sort_keys=False)},
         **finish)
     return outcome
+
+
+Outcomes = Iterator[tuple[int, dict[str, Any]]]
+
+
+def _outcomes(cases: list[Case], experiment: Experiment, experiment_fp: str, finished: dict[str, Any],
+              threads: int, prepared: dict[str, Path | str], scratch: Path, guard: SignalGuard,
+              progress: SuiteProgress | None, cluster: Connection | None) -> Outcomes:
+    """(case number, record) of every case as it ends: run here one by one, reused from the
+    store (--resume), or spread over a Dask cluster. A signal stops it with `Interrupted`
+    after the killed cases' records."""
+    todo = []
+    for index, case in enumerate(cases, 1):
+        case_fp = resume_keys.case_fingerprint(case, experiment_fp)
+        if case_fp in finished:
+            if cluster is None:
+                guard.check()
+            yield index, _reused(case, finished[case_fp])
+        elif cluster is None:
+            guard.check()
+            if progress:
+                progress.case_started(index, len(cases), case.name)
+            yield index, _run_one(case, experiment, threads, prepared, scratch / f"pred-{index}.npy", guard)
+        else:
+            todo.append((index, case))
+    if cluster is not None:
+        yield from _spread_outcomes(todo, cases, experiment, prepared, scratch, guard, progress, cluster)
+
+
+def _spread_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment: Experiment,
+                     prepared: dict[str, Path | str], scratch: Path, guard: SignalGuard,
+                     progress: SuiteProgress | None, cluster: Connection | None) -> Outcomes:
+    from mlcompare import spread
+
+    jobs, bases = [], {}
+    for index, case in todo:
+        made = _case_spec(case, experiment, experiment.threads, prepared, scratch / f"pred-{index}.npy")
+        if "status" in made[0]:  # its dataset could not be prepared
+            yield index, made[0]
+            continue
+        base, spec = made
+        bases[index] = base
+        jobs.append(spread.Job(index, spec, case.dataset, base["dataset_sha256"], case.implementation.device == "gpu"))
+
+    def started(job: spread.Job) -> None:
+        if progress:
+            progress.case_started(job.index, len(cases), cases[job.index - 1].name)
+
+    for index, remote in spread.run_jobs(cluster, jobs, experiment.timeout_s, guard, started):
+        record = bases.get(index, _base(cases[index - 1])) | remote
+        if "predictions" in record:
+            path = scratch / f"pred-{index}.npy"
+            np.save(path, record.pop("predictions"), allow_pickle=False)
+            record["predictions_path"] = str(path)
+        yield index, record
+
+
+def _baselines_first(cases: list[Case], outcomes: Outcomes, held: dict[tuple, list]) -> Outcomes:
+    """The outcomes, each case after its group's baseline (which a spread suite may finish later).
+
+    A case whose baseline is still running waits in `held`; a run here is already in order.
+    """
+    pending = {case.group for case in cases if case.is_baseline}
+    for index, record in outcomes:
+        case = cases[index - 1]
+        if case.is_baseline:
+            pending.discard(case.group)
+            yield index, record
+            yield from held.pop(case.group, [])
+        elif case.group in pending:
+            held.setdefault(case.group, []).append((index, record))
+        else:
+            yield index, record
 
 
 def _summary_from_store(recorder: Recorder, say: Callable[[str], None]) -> report.SuiteReport:
@@ -191,8 +282,9 @@ def compare(case: Case, record: dict[str, Any], baseline: dict[str, Any]) -> dic
 
 
 def prepare_datasets(experiment: Experiment, say: Callable[[str], None] = _stderr,
-                     guard: SignalGuard | None = None) -> dict[str, Path | str]:
-    """Materialise, once each, the datasets of every case that can run here.
+                     guard: SignalGuard | None = None, everywhere: bool = False) -> dict[str, Path | str]:
+    """Materialise, once each, the datasets of every case that can run here (`everywhere`:
+    of every case, for a suite spread over other machines).
 
     Called before the first run is written: a bad file, a failed download or a checksum
     mismatch is an input error (exit 2, no run). A dataset that cannot be made for another
@@ -202,7 +294,7 @@ def prepare_datasets(experiment: Experiment, say: Callable[[str], None] = _stder
     prepared: dict[str, Path | str] = {}
     for case in experiment.cases():
         key = case.dataset.fingerprint()
-        if key in prepared or _skip_reason(case):
+        if key in prepared or (not everywhere and _skip_reason(case)):
             continue
         started = time.perf_counter()
         say(f"preparing dataset {case.dataset.label} ...")
@@ -220,7 +312,15 @@ def prepare_datasets(experiment: Experiment, say: Callable[[str], None] = _stder
 
 
 def _skip_reason(case: Case) -> str | None:
-    return device.skip_reason(case.implementation.library, case.implementation.device)
+    return skip_reason(case.implementation, case.pairing.estimator_params(case.implementation))
+
+
+def skip_reason(impl: Implementation, params: dict[str, Any]) -> str | None:
+    """Why an implementation built with `params` cannot run on this machine, or None."""
+    reason = device.skip_reason(impl.library, impl.device)
+    if reason or not impl.distributed:
+        return reason
+    return distributed.skip_reason(impl.device == "gpu", params)
 
 
 def _base(case: Case) -> dict[str, Any]:
@@ -244,14 +344,26 @@ def _reused(case: Case, stored: dict[str, Any]) -> dict[str, Any]:
 
 def _run_one(case: Case, experiment: Experiment, threads: int, prepared: dict[str, Path | str],
              predictions_path: Path, guard: SignalGuard) -> dict[str, Any]:
-    impl = case.implementation
-    base = _base(case)
     reason = _skip_reason(case)
     if reason:
-        return base | {"status": "skipped", "skip_reason": reason}
+        return _base(case) | {"status": "skipped", "skip_reason": reason}
+    base, spec = _case_spec(case, experiment, threads, prepared, predictions_path)
+    if "status" in base:
+        return base
+    record = base | run_isolated(spec, experiment.timeout_s, guard)
+    if record["status"] == "ok":
+        record["predictions_path"] = str(predictions_path)
+    return record
+
+
+def _case_spec(case: Case, experiment: Experiment, threads: int | None, prepared: dict[str, Path | str],
+               predictions_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the record's fixed part, the worker's spec); a failed record and {} when its data is missing."""
+    impl = case.implementation
+    base = _base(case)
     where = prepared[case.dataset.fingerprint()]
     if isinstance(where, str):
-        return base | {"status": "failed", "failure": "dataset", "error": where}
+        return base | {"status": "failed", "failure": "dataset", "error": where}, {}
     meta = datasets.definition(where)
     base |= {"n_samples": meta["n_train"] + meta["n_test"], "n_features": meta["n_features_actual"],
              "dataset_sha256": meta["content_sha256"], "dataset_source": meta["source"]}
@@ -260,12 +372,9 @@ def _run_one(case: Case, experiment: Experiment, threads: int, prepared: dict[st
             "metrics": list(case.pairing.metrics), "repeats": experiment.repeats,
             "min_time_s": experiment.min_time_s, "threads": threads,
             "dataset_dir": str(where), "predictions_path": str(predictions_path),
-            "accelerator": impl.accelerator, "plugin": case.pairing.plugin,
+            "accelerator": impl.accelerator, "distributed": impl.distributed, "plugin": case.pairing.plugin,
             "allowed_modules": list(_allowed_for(case, experiment))}
-    record = base | run_isolated(spec, experiment.timeout_s, guard)
-    if record["status"] == "ok":
-        record["predictions_path"] = str(predictions_path)
-    return record
+    return base, spec
 
 
 def _log(recorder: Recorder, case: Case, record: dict[str, Any], experiment: Experiment, threads: int,
@@ -277,14 +386,15 @@ def _log(recorder: Recorder, case: Case, record: dict[str, Any], experiment: Exp
         "n_samples": record["n_samples"] or "all", "n_features": record["n_features"] or "as the data has",
         "dtype": spec.dtype, "seed": spec.seed,
         "repeats": experiment.repeats, "min_time_s": experiment.min_time_s,
-        "threads": threads if impl.device == "cpu" else "library default",
-        # an accelerator takes numpy arrays, as the unchanged user code would
-        "input_modes": "device,host" if impl.device == "gpu" and not impl.accelerator else "host",
+        "threads": record.get("threads", threads) if impl.device == "cpu" else "library default",
+        "input_modes": _input_modes(impl),
         "estimator": impl.estimator,
         **{f"shared.{k}": v for k, v in pairing.params.items()},
     }
     if impl.accelerator:
         params["accelerator"] = impl.accelerator
+    if impl.distributed:
+        params.update(_cluster_params(case, record))
     if case.shared_point or case.impl_point:
         # each swept value as its own param, so the UI's charts can use it as an axis
         params["sweep"] = point_label(case.shared_point + case.impl_point)
@@ -306,7 +416,7 @@ def _log(recorder: Recorder, case: Case, record: dict[str, Any], experiment: Exp
     if differences:
         tags["param_differences"] = " | ".join(differences)
     for key in ("skip_reason", "error", "ran_on", "threadpools", "library_version", "parity", "dataset_sha256",
-                "signal"):
+                "signal", "worker_host", "dask_worker", "baseline_host"):
         if record.get(key):
             tags[key] = str(record[key])
     if record.get("failure"):
@@ -323,6 +433,26 @@ def _log(recorder: Recorder, case: Case, record: dict[str, Any], experiment: Exp
                          "features": record["n_features"], "dtype": spec.dtype}
     recorder.log_case(case.name, status, params, record.get("metrics", {}), tags, history=history, texts=texts,
                       dataset=dataset_input)
+
+
+def _input_modes(impl: Implementation) -> str:
+    """Where the timed fits find their data (`fit_time_s`), then the host-input fits' (numpy)."""
+    if impl.distributed:
+        return "dask,host"  # spread over the workers already; numpy arrays spread first
+    # an accelerator takes numpy arrays, as the unchanged user code would
+    return "device,host" if impl.device == "gpu" and not impl.accelerator else "host"
+
+
+def _cluster_params(case: Case, record: dict[str, Any]) -> dict[str, Any]:
+    """A distributed case's cluster as params (`dask_workers` is the scaling plot's axis)."""
+    _, settings = distributed.split_params(case.pairing.estimator_params(case.implementation))
+    ran = record.get("cluster") or {}
+    return {"distributed": case.implementation.distributed,
+            "dask_workers": ran.get("workers", settings.get("n_workers") or
+                                    ("every GPU" if case.implementation.device == "gpu" else distributed.DEFAULT_WORKERS)),
+            "dask_threads_per_worker": ran.get("threads_per_worker", settings.get("threads_per_worker", "auto")),
+            "dask_cluster": ran.get("kind", settings.get("scheduler_address") or
+                                    ("LocalCUDACluster" if case.implementation.device == "gpu" else "LocalCluster"))}
 
 
 def _allowed_for(case: Case, experiment: Experiment) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ import psutil
 from mlcompare import __version__, device
 
 _PACKAGES = ("mlflow", "scikit-learn", "xgboost", "numpy", "cuml-cu13", "cuml-cu12",
-             "cudf-cu13", "cudf-cu12", "cupy-cuda13x", "cupy-cuda12x")
+             "cudf-cu13", "cudf-cu12", "cupy-cuda13x", "cupy-cuda12x", "dask", "distributed", "dask-cuda")
 
 
 def cpu_model() -> str:

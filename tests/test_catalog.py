@@ -51,6 +51,7 @@ def test_every_cpu_implementation_fits_and_scores(tmp_path, pairing, impl):
         params["max_iter"] = 250  # scikit-learn's minimum; t-SNE is slow on two cores
     generator = next(g for g, tasks in GENERATOR_TASKS.items() if p.task in tasks)
     spec = {"estimator": implementation.estimator, "library": implementation.library, "device": "cpu",
+            "distributed": implementation.distributed,
             "params": params, "task": p.task, "metrics": list(p.metrics), "repeats": 1, "threads": 2,
             "dataset_dir": str(materialise(DATA[generator], tmp_path)),
             "predictions_path": str(tmp_path / "out.npy")}

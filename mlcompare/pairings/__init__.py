@@ -55,6 +55,7 @@ class Implementation:
     differences: tuple[str, ...] = ()
     accelerator: str | None = None  # e.g. "cuml.accel"
     passthrough: tuple[str, ...] = ()  # params the estimator takes through **kwargs, unchecked
+    distributed: str | None = None  # "dask": trains on a Dask cluster (mlcompare.distributed)
 
     @property
     def library(self) -> str:
@@ -113,7 +114,9 @@ class Pairing:
 
 _PAIRING_KEYS = {"name", "task", "description", "metrics", "params", "implementations", "baseline",
                  "parity_tolerance"}
-_IMPL_KEYS = {"estimator", "device", "rename", "params", "differences", "accelerator", "passthrough"}
+_IMPL_KEYS = {"estimator", "device", "rename", "params", "differences", "accelerator", "passthrough", "distributed"}
+#: Engines a distributed implementation can train on.
+DISTRIBUTED = ("dask",)
 
 
 def allowed_modules(extra: Iterable[str] = (), source: str = "--allow-module", field_: str | None = None,
@@ -205,6 +208,12 @@ def _parse_implementation(source: str, field_: str, name: str, data: Any, shared
         if not estimator.startswith(ACCELERATORS[accelerator][1]):
             raise InputError(source, f"{field_}.estimator", f"{accelerator} accelerates only "
                              f"{', '.join(m.rstrip('.') for m in ACCELERATORS[accelerator][1])} estimators")
+    distributed = data.get("distributed")
+    if distributed is not None:
+        schema.expect_choice(source, f"{field_}.distributed", distributed, list(DISTRIBUTED))
+        if accelerator is not None:
+            raise InputError(source, f"{field_}.distributed", "an implementation is either distributed or "
+                             "accelerated, not both")
     passthrough = data.get("passthrough") or []
     if isinstance(passthrough, str):
         passthrough = [passthrough]
@@ -212,7 +221,7 @@ def _parse_implementation(source: str, field_: str, name: str, data: Any, shared
         raise InputError(source, f"{field_}.passthrough", "expected a list of parameter names")
     return Implementation(name=name, estimator=estimator, device=device, rename=dict(rename),
                           params=dict(params), differences=tuple(differences), accelerator=accelerator,
-                          passthrough=tuple(passthrough))
+                          passthrough=tuple(passthrough), distributed=distributed)
 
 
 def import_estimator(path: str, allowed: tuple[str, ...] | None = None) -> type:

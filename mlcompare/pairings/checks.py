@@ -53,6 +53,14 @@ def check_implementation(pairing: Pairing, impl: Implementation, params: dict[st
     `params` defaults to what the pairing builds the estimator with; `source`/`field_of`
     let an experiment's overrides be reported against the experiment file.
     """
+    params = pairing.estimator_params(impl) if params is None else params
+    if impl.distributed:
+        from mlcompare.distributed import check_cluster_params
+
+        wrong = check_cluster_params(params)
+        if wrong:
+            where = field_of(wrong[0]) if field_of else pairing.param_field(impl, wrong[0])
+            raise InputError(source or pairing.source, where, wrong[1])
     try:
         cls = estimator_class(impl.estimator)
     except NotImportable as exc:
@@ -60,8 +68,11 @@ def check_implementation(pairing: Pairing, impl: Implementation, params: dict[st
                          f"{impl.estimator!r} {exc}") from None
     if cls is None:
         return
-    params = pairing.estimator_params(impl) if params is None else params
     accepted = accepted_params(cls) | set(impl.passthrough)
+    if impl.distributed:
+        from mlcompare.distributed import CLUSTER_PARAMS
+
+        accepted |= set(CLUSTER_PARAMS)
     for name in sorted(set(params) - accepted):
         where = field_of(name) if field_of else pairing.param_field(impl, name)
         close = difflib.get_close_matches(name, sorted(accepted), n=1)
