@@ -237,7 +237,8 @@ def verify_device(model: Any, spec: dict[str, Any], gpu_growth_mb: float | None 
     wanted_gpu = spec["device"] == "gpu"
     if spec.get("accelerator") == "cuml.accel" and wanted_gpu:
         return _accel_evidence(accel_report, spec["estimator"].rsplit(".", 1)[1], gpu_growth_mb)
-    if spec["library"] == "xgboost":
+    library = spec["library"].split(".", 1)[0]  # "xgboost.dask" trains XGBoost boosters too
+    if library == "xgboost":
         config = json.loads(model.get_booster().save_config())
         where = config["learner"]["generic_param"]["device"]
         if wanted_gpu and not where.startswith("cuda"):
@@ -247,7 +248,7 @@ def verify_device(model: Any, spec: dict[str, Any], gpu_growth_mb: float | None 
     if not wanted_gpu:
         return "cpu"
     evidence = [] if gpu_growth_mb is None else [f"device memory +{gpu_growth_mb:.1f} MB during fit"]
-    if spec["library"] == "cuml":
+    if library == "cuml":
         where = device.cuml_device_type()
         if where == "cpu":
             raise FallbackError("silent CPU fallback: cuML's global device type is 'cpu'")
@@ -289,8 +290,8 @@ def _short(value: Any) -> str:
 
 
 def library_version(library: str) -> str:
-    dist = {"sklearn": "scikit-learn", "sklearnex": "scikit-learn-intelex", "umap": "umap-learn",
-            "cuml.accel": "cuml"}.get(library, library)
+    root = library.split(".", 1)[0]  # cuml.accel, cuml.dask, xgboost.dask: the library's own version
+    dist = {"sklearn": "scikit-learn", "sklearnex": "scikit-learn-intelex", "umap": "umap-learn"}.get(root, root)
     for name in (dist, f"{dist}-cu13", f"{dist}-cu12"):
         try:
             return metadata.version(name)

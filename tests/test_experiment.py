@@ -132,8 +132,8 @@ def test_cli_missing_file_and_bad_flags(workdir, small_experiment):
     assert bad_impl.returncode == 2
     assert bad_impl.stderr.strip() == ("mlcompare: error: --implementations: 'nope' matches no "
                                        "implementation of the selected pairings (known: cuml, cuml.accel, "
-                                       "cuml_accel, lightgbm, sklearn, sklearnex, xgboost, xgboost_cpu, "
-                                       "xgboost_gpu)")
+                                       "cuml.dask, cuml_accel, cuml_dask, lightgbm, sklearn, sklearnex, xgboost, "
+                                       "xgboost.dask, xgboost_cpu, xgboost_dask_cpu, xgboost_dask_gpu, xgboost_gpu)")
     assert not (workdir / "mlflow.db").exists()
 
 

@@ -59,8 +59,11 @@ class Implementation:
 
     @property
     def library(self) -> str:
-        """The library that does the work: the accelerator when there is one."""
-        return self.accelerator or self.estimator.split(".", 1)[0]
+        """The library that does the work: the accelerator when there is one, the library's
+        engine when distributed ("xgboost.dask"), so that selecting "xgboost" selects the
+        single-process implementations and "xgboost.dask" the distributed ones."""
+        root = self.estimator.split(".", 1)[0]
+        return self.accelerator or (f"{root}.{self.distributed}" if self.distributed else root)
 
 
 @dataclass(frozen=True)
@@ -163,7 +166,11 @@ def parse_pairing(data: Any, source: str, at: str = "", allowed: tuple[str, ...]
     impls_data = schema.expect_mapping(source, f("implementations"), data["implementations"])
     if not impls_data:
         raise InputError(source, f("implementations"), "expected at least one implementation")
-    impls = {str(key): _parse_implementation(source, f(f"implementations.{key}"), str(key), value, shared, allowed)
+    for key in impls_data:
+        if not isinstance(key, str) or not re.match(r"^[A-Za-z0-9_.-]+$", key):
+            raise InputError(source, f(f"implementations.{key}"),
+                             f"implementation name {key!r}: use letters, digits, '_', '-' or '.'")
+    impls = {key: _parse_implementation(source, f(f"implementations.{key}"), key, value, shared, allowed)
              for key, value in impls_data.items()}
     baseline = data.get("baseline", next(iter(impls)))
     schema.expect_choice(source, f("baseline"), baseline, list(impls))
