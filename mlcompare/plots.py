@@ -16,9 +16,10 @@ import math
 import pandas as pd
 
 from mlcompare.breakeven import BreakEven
+from mlcompare.results import group_label
 
 #: File names under the parent run's `plots/` folder, in the order they are shown.
-NAMES = ("speedup.png", "time_vs_rows.png", "quality_vs_time.png", "cold_vs_warm.png")
+NAMES = ("speedup.png", "time_vs_rows.png", "quality_vs_time.png", "cold_vs_warm.png", "time_vs_workers.png")
 _DEVICE_COLOURS = {"cpu": "#4c72b0", "gpu": "#55a868"}
 _MARKERS = "osD^vP*Xh"
 
@@ -26,7 +27,8 @@ _MARKERS = "osD^vP*Xh"
 def render_all(cases: pd.DataFrame, found: list[BreakEven]) -> dict[str, bytes]:
     """Every plot, keyed by its file name."""
     return {"speedup.png": speedup(cases), "time_vs_rows.png": time_vs_rows(cases, found),
-            "quality_vs_time.png": quality_vs_time(cases), "cold_vs_warm.png": cold_vs_warm(cases)}
+            "quality_vs_time.png": quality_vs_time(cases), "cold_vs_warm.png": cold_vs_warm(cases),
+            "time_vs_workers.png": time_vs_workers(cases)}
 
 
 def speedup(cases: pd.DataFrame) -> bytes:
@@ -34,11 +36,13 @@ def speedup(cases: pd.DataFrame) -> bytes:
     data = _ran(cases)
     data = data[~data["is_baseline"] & data["speedup_fit"].notna()]
     data = data.sort_values(["pairing", "dataset", "n_features", "n_samples", "implementation"])
-    fig, ax = _figure(8, max(2.5, 0.35 * len(data) + 1.3))
+    labels = [f"{r.pairing} · {r.impl_label} · {group_label(r.dataset_label, r.sweep_shared)}" + _suite_tag(cases, r)
+              for r in data.itertuples()]
+    # wider for long labels (sweep points), so the bars keep about four inches
+    width = max(8.0, 4 + 0.065 * max(map(len, labels), default=0))
+    fig, ax = _figure(width, max(2.5, 0.35 * len(data) + 1.3))
     if data.empty:
         return _empty(fig, ax, "no case to compare with a baseline ran")
-    labels = [f"{r.pairing} · {r.implementation} · {r.dataset_label}" + _suite_tag(cases, r)
-              for r in data.itertuples()]
     y = list(range(len(data)))[::-1]
     values = data["speedup_fit"].to_numpy()
     colours = [_DEVICE_COLOURS.get(d, "#8172b2") for d in data["device"]]
@@ -85,7 +89,7 @@ def time_vs_rows(cases: pd.DataFrame, found: list[BreakEven] | None = None) -> b
         for b in found or []:
             if b.pairing == pairing and b.suite_run_id in set(part["suite_run_id"]):
                 ax.axvline(b.rows, color="#c44e52", ls=":", lw=1.2)
-                ax.annotate(f"{b.implementation} ≥ {_rows(b.rows)} rows", (b.rows, 1),
+                ax.annotate(f"{group_label(b.impl_label, b.sweep_shared)} ≥ {_rows(b.rows)} rows", (b.rows, 1),
                             xycoords=("data", "axes fraction"),
                             xytext=(3, -12), textcoords="offset points", fontsize=7, color="#c44e52", rotation=90,
                             va="top", bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.8})
@@ -109,7 +113,7 @@ def quality_vs_time(cases: pd.DataFrame) -> bytes:
     if not pairings:
         return _empty(fig, axes[0], "no quality metric recorded")
     data["pareto"] = False
-    for _, group in data.groupby(["suite_run_id", "pairing", "dataset", "n_samples", "n_features"]):
+    for _, group in data.groupby(["suite_run_id", "pairing", "dataset", "n_samples", "n_features", "sweep_shared"]):
         front = pareto_front(group["fit_time_s"].tolist(), group["quality"].tolist(),
                              bool(group["higher_is_better"].iloc[0]))
         data.loc[group.index, "pareto"] = front
@@ -162,6 +166,67 @@ def cold_vs_warm(cases: pd.DataFrame) -> bytes:
     return _png(fig)
 
 
+def time_vs_workers(cases: pd.DataFrame) -> bytes:
+    """Fit time against Dask workers: a panel per `worker_panels`, a line per distributed
+    implementation (bars: the interval of the median from the repeats), the panel's other
+    implementations as dashed horizontal references."""
+    panels = worker_panels(cases)
+    fig, axes = _panels(len(panels))
+    if not panels:
+        return _empty(fig, axes[0], "no case logged dask_workers: no distributed implementation ran")
+    for ax, (title, part) in zip(axes, panels):
+        _workers_panel(ax, part)
+        ax.set_title(title, fontsize=9)
+    fig.suptitle("Fit time against Dask workers (log-log; dashed: not distributed)")
+    return _png(fig)
+
+
+def worker_panels(cases: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """(title, cases that ran) per suite × pairing × dataset × shared sweep point, where
+    a case logged `dask_workers`."""
+    data = _ran(cases)
+    several = data["suite_run_id"].nunique() > 1
+    panels = []
+    for (suite, pairing, dataset, shared), part in data.groupby(
+            ["suite_label", "pairing", "dataset_label", "sweep_shared"], sort=False):
+        if part["dask_workers"].notna().any():
+            where = f" · {suite.split(' ', 1)[0]}" if several else ""
+            panels.append((f"{pairing} · {group_label(dataset, shared)}{where}", part))
+    return panels
+
+
+def _workers_panel(ax, part: pd.DataFrame) -> None:
+    import matplotlib
+    from matplotlib.ticker import NullLocator
+
+    colours = matplotlib.colormaps["tab10"]
+    distributed = part[part["dask_workers"].notna()]
+    lines = list(distributed.groupby("implementation", sort=False))
+    for index, (impl, line) in enumerate(lines):
+        line = line.sort_values("dask_workers", kind="stable")
+        x = line["dask_workers"].astype(float).to_numpy()
+        y = line["fit_time_s"].to_numpy(dtype=float)
+        ax.plot(x, y, marker=_MARKERS[index % len(_MARKERS)], color=colours(index % 10), label=impl)
+        low, high = line["fit_ci_low_s"].to_numpy(dtype=float), line["fit_ci_high_s"].to_numpy(dtype=float)
+        has = ~(pd.isna(low) | pd.isna(high))
+        if has.any():
+            err = [(y[has] - low[has]).clip(min=0), (high[has] - y[has]).clip(min=0)]
+            ax.errorbar(x[has], y[has], yerr=err, fmt="none", ecolor=colours(index % 10), capsize=3, lw=1)
+    references = part[part["dask_workers"].isna()]
+    for index, r in enumerate(references.itertuples(), start=len(lines)):
+        ax.axhline(r.fit_time_s, color=colours(index % 10), ls="--", lw=1.2, label=f"{r.impl_label} (not distributed)")
+    workers = sorted({int(w) for w in distributed["dask_workers"]})
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(workers, [str(w) for w in workers])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlim(workers[0] / 1.5, workers[-1] * 1.5)
+    _log(ax, x=False, y=True)
+    ax.set_xlabel("Dask workers (log2 scale)")
+    ax.set_ylabel("fit time (s, median; bars: CI)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+
+
 def pareto_front(times: list[float], qualities: list[float], higher_is_better: bool = True) -> list[bool]:
     """For each point, whether no other point is at least as fast and as good, and better in one."""
     sign = 1 if higher_is_better else -1
@@ -176,11 +241,16 @@ def pareto_front(times: list[float], qualities: list[float], higher_is_better: b
 # --- helpers -------------------------------------------------------------------------
 
 def _ran(cases: pd.DataFrame) -> pd.DataFrame:
+    """The cases that ran, each with its `series`: implementation, sweep point and (among several) suite."""
     data = cases[(cases["status"] == "ok") & cases["fit_time_s"].notna()].copy()
     several = cases["suite_run_id"].nunique() > 1
-    data["series"] = [f"{r.implementation} · {r.suite_label.split(' ', 1)[0]}" if several else r.implementation
-                      for r in data.itertuples()]
+    data["series"] = [_series(r, several) for r in data.itertuples()]
     return data
+
+
+def _series(row: object, several_suites: bool) -> str:
+    label = group_label(row.impl_label, row.sweep_shared)
+    return f"{label} · {row.suite_label.split(' ', 1)[0]}" if several_suites else label
 
 
 def _suite_tag(cases: pd.DataFrame, row: object) -> str:

@@ -5,6 +5,10 @@ suite is read from the store (`mlcompare.tracking`), flattened to one row per ca
 (`mlcompare.results`), then shaped here into the comparison table, a row per pairing ×
 dataset × size and a column group per implementation, and written as CSV, Markdown,
 self-contained HTML or a terminal table.
+
+Sweeps follow the comparison groups: each point of a shared sweep (`sweep_shared`, which
+the baseline follows) is a row of its own, each point of an implementation's own sweep
+(`sweep_own`, compared with the same baseline) a column group of its own.
 """
 
 from __future__ import annotations
@@ -93,20 +97,34 @@ def render(comparison: Comparison, fmt: str) -> str:
 # --- the comparison table --------------------------------------------------------------
 
 def comparison_table(cases: pd.DataFrame) -> pd.DataFrame:
-    """A row per suite × pairing × dataset × size; `<implementation>.<field>` columns."""
+    """A row per suite × pairing × dataset × size (× shared sweep point); `<implementation>.<field>`
+    columns, `<implementation> [<own point>].<field>` for each point of an implementation's own sweep."""
+    keys = _row_keys(cases)
     if cases.empty:
-        return pd.DataFrame(columns=_ROW_KEYS)
+        return pd.DataFrame(columns=keys)
     rows: dict[tuple, dict[str, object]] = {}
     for r in cases.to_dict("records"):
-        key = tuple(r[k] for k in _ROW_KEYS if k != "main_metric")
-        row = rows.setdefault(key, {k: r[k] for k in _ROW_KEYS})
+        key = tuple(r[k] for k in keys if k != "main_metric")
+        row = rows.setdefault(key, {k: r[k] for k in keys})
         if not row.get("main_metric"):
             row["main_metric"] = r["main_metric"]
         for name in FIELDS:
-            row[f"{r['implementation']}.{name}"] = r[name]
-    impls = list(dict.fromkeys(cases.sort_values("is_baseline", ascending=False, kind="stable")["implementation"]))
-    columns = _ROW_KEYS + [f"{impl}.{name}" for impl in impls for name in FIELDS]
+            row[f"{r['impl_label']}.{name}"] = r[name]
+    columns = keys + [f"{impl}.{name}" for impl in _impl_labels(cases) for name in FIELDS]
     return pd.DataFrame(list(rows.values())).reindex(columns=columns)
+
+
+def _row_keys(cases: pd.DataFrame) -> list[str]:
+    """The table's key columns; `sweep_shared` only when some case has one (unswept tables keep their shape)."""
+    if not cases["sweep_shared"].astype(bool).any():
+        return list(_ROW_KEYS)
+    at = _ROW_KEYS.index("n_features") + 1
+    return _ROW_KEYS[:at] + ["sweep_shared"] + _ROW_KEYS[at:]
+
+
+def _impl_labels(cases: pd.DataFrame) -> list[str]:
+    """Column groups: the baseline first, then each implementation (and own sweep point) as it ran."""
+    return list(dict.fromkeys(cases.sort_values("is_baseline", ascending=False, kind="stable")["impl_label"]))
 
 
 def to_csv(comparison: Comparison) -> str:
@@ -114,19 +132,23 @@ def to_csv(comparison: Comparison) -> str:
 
 
 def _pairing_cells(cases: pd.DataFrame, several_suites: bool) -> pd.DataFrame:
-    """One pairing's table as display strings, columns (implementation, heading)."""
-    impls = list(dict.fromkeys(cases.sort_values("is_baseline", ascending=False, kind="stable")["implementation"]))
+    """One pairing's table as display strings, columns (implementation, heading).
+
+    A row per dataset, size and shared sweep point (shown after the dataset); a column
+    group per implementation and own sweep point (`xgboost_cpu [max_bin=64]`).
+    """
+    impls = _impl_labels(cases)
     metric = next((m for m in cases["main_metric"] if isinstance(m, str)), "quality")
     show_parity = cases["parity"].isin(["ok", "degraded"]).any()
-    keys = ["suite_label", "dataset", "n_features", "n_samples"]
+    keys = ["suite_label", "dataset", "n_features", "n_samples", "sweep_shared"]
     out = []
     for _, group in cases.groupby(keys, sort=False):
         first = group.iloc[0]
         row: dict[tuple[str, str], str] = {}
         if several_suites:
             row[("", "suite")] = first["suite_label"]
-        row[("", "dataset")] = first["dataset_label"]
-        by_impl = {r["implementation"]: r for r in group.to_dict("records")}
+        row[("", "dataset")] = results.group_label(first["dataset_label"], first["sweep_shared"])
+        by_impl = {r["impl_label"]: r for r in group.to_dict("records")}
         for impl in impls:
             r = by_impl.get(impl)
             baseline = bool(r["is_baseline"]) if r else impl == first["baseline"]
@@ -169,11 +191,17 @@ def _number(value: float) -> str:
 
 
 def _notes(cases: pd.DataFrame) -> list[str]:
-    """Why implementations did not run, once per implementation and reason."""
+    """Why implementations did not run, once per implementation and reason, with the sweep
+    points it concerns when it is not all of that implementation's points."""
     bad = cases[cases["status"] != "ok"]
-    seen = dict.fromkeys(f"{r.implementation} {r.status}: {r.note}" if r.note else f"{r.implementation} {r.status}"
-                         for r in bad.itertuples())
-    return list(seen)
+    lines = []
+    for (impl, status, note), group in bad.groupby(["implementation", "status", "note"], sort=False, dropna=False):
+        text = f"{impl} {status}: {note}" if note else f"{impl} {status}"
+        points = [point for point in dict.fromkeys(group["sweep"]) if point]
+        if points and set(points) != set(cases.loc[cases["implementation"] == impl, "sweep"]):
+            text += f" (at {'; '.join(points)})"
+        lines.append(text)
+    return lines
 
 
 def _break_even_lines(comparison: Comparison, pairing: str) -> list[str]:
@@ -183,8 +211,30 @@ def _break_even_lines(comparison: Comparison, pairing: str) -> list[str]:
     for b in comparison.break_evens:
         if b.pairing == pairing:
             where = f" ({labels.get(b.suite_run_id, b.suite_run_id)})" if several else ""
-            lines.append(f"{b.implementation} fits faster than {b.baseline} from about "
-                         f"{_rows(b.rows)} rows on {b.dataset} ×{b.n_features}{where}")
+            lines.append(f"{b.impl_label} fits faster than {b.baseline} from about "
+                         f"{_rows(b.rows)} rows on {_break_even_data(b)}{where}")
+    return lines
+
+
+def _break_even_data(b: breakeven.BreakEven) -> str:
+    return results.group_label(f"{b.dataset} ×{b.n_features}", b.sweep_shared)
+
+
+def worker_lines(cases: pd.DataFrame) -> list[str]:
+    """Per implementation and comparison group run on several Dask worker counts: the fit
+    speed-up from the fewest workers to the most."""
+    ran = cases[(cases["status"] == "ok") & cases["fit_time_s"].notna() & cases["dask_workers"].notna()]
+    several = cases["suite_run_id"].nunique() > 1
+    lines = []
+    keys = ["suite_label", "pairing", "dataset_label", "sweep_shared", "implementation"]
+    for (suite, pairing, dataset, shared, impl), group in ran.groupby(keys, sort=False):
+        few, many = group.loc[group["dask_workers"].idxmin()], group.loc[group["dask_workers"].idxmax()]
+        if few["dask_workers"] == many["dask_workers"]:
+            continue
+        where = results.group_label(dataset, shared) + (f", {suite}" if several else "")
+        lines.append(f"{pairing} · {impl} on {where}: {many['dask_workers']} workers fit "
+                     f"{few['fit_time_s'] / many['fit_time_s']:.3g}× as fast as {few['dask_workers']} "
+                     f"({_number(few['fit_time_s'])} s → {_number(many['fit_time_s'])} s)")
     return lines
 
 
@@ -205,12 +255,13 @@ def _suite_lines(suite: StoredSuite, label: str) -> list[str]:
 
 
 def _sections(comparison: Comparison):
-    """(pairing, cells, notes, break-even lines) per pairing, in the order they ran."""
+    """(pairing, cells, notes, break-even and workers lines) per pairing, in the order they ran."""
     several = len(comparison.suites) > 1
     for pairing in dict.fromkeys(comparison.cases["pairing"].dropna()):
         part = comparison.cases[comparison.cases["pairing"] == pairing]
         part = part.sort_values(["dataset", "n_features", "n_samples", "suite_label"], kind="stable")
-        yield pairing, _pairing_cells(part, several), _notes(part), _break_even_lines(comparison, pairing)
+        evens = _break_even_lines(comparison, pairing) + worker_lines(part)
+        yield pairing, _pairing_cells(part, several), _notes(part), evens
 
 
 def _suite_headers(comparison: Comparison) -> list[list[str]]:
@@ -254,6 +305,7 @@ def to_text(comparison: Comparison) -> str:
     from rich import box
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     buffer = io.StringIO()
     console = Console(file=buffer, width=400, color_system=None, highlight=False)
@@ -264,15 +316,23 @@ def to_text(comparison: Comparison) -> str:
     for pairing, cells, notes, evens in _sections(comparison):
         table = Table(title=pairing, box=box.SIMPLE_HEAD, title_justify="left")
         for col in cells.columns:
-            table.add_column("\n".join(col) if col[0] else f"\n{col[1]}", justify="left" if not col[0] else "right",
+            table.add_column(_text_header(col), justify="left" if not col[0] else "right", vertical="bottom",
                              no_wrap=True)
         for row in cells.itertuples(index=False):
-            table.add_row(*[str(v) for v in row])
+            table.add_row(*[Text(str(v)) for v in row])
         console.print(table)
         for line in evens + notes:
             console.print(f"  {line}", markup=False)
         console.print()
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()).rstrip() + "\n"
+
+
+def _text_header(col: tuple[str, str]):
+    """Implementation, own sweep point and heading on lines of their own, as plain text (not markup:
+    `[max_bin=64]` would read as a style tag)."""
+    from rich.text import Text
+
+    return Text("\n".join(col).replace(" [", "\n[") if col[0] else f"\n{col[1]}")
 
 
 def to_html(comparison: Comparison, images: dict[str, bytes] | None = None) -> str:
@@ -320,12 +380,13 @@ def description(comparison: Comparison) -> str:
             ci = (f" [{r.speedup_fit_ci_low:.3g}–{r.speedup_fit_ci_high:.3g}]"
                   if not pd.isna(r.speedup_fit_ci_low) and not pd.isna(r.speedup_fit_ci_high) else "")
             parity = f", parity {r.parity}" if r.parity in ("ok", "degraded") else ""
-            lines.append(f"- {r.pairing} · {r.implementation} on {r.dataset_label}: **{r.speedup_fit:.3g}×**{ci} "
-                         f"vs {r.baseline}, {r.main_metric} {_number(r.quality)}{parity}")
+            lines.append(f"- {r.pairing} · {r.impl_label} on {results.group_label(r.dataset_label, r.sweep_shared)}: "
+                         f"**{r.speedup_fit:.3g}×**{ci} vs {r.baseline}, {r.main_metric} {_number(r.quality)}{parity}")
         lines.append("")
     for b in comparison.break_evens:
-        lines.append(f"- break-even: {b.pairing} · {b.implementation} beats {b.baseline} from about "
-                     f"{_rows(b.rows)} rows ({b.dataset} ×{b.n_features})")
+        lines.append(f"- break-even: {b.pairing} · {b.impl_label} beats {b.baseline} from about "
+                     f"{_rows(b.rows)} rows ({_break_even_data(b)})")
+    lines += [f"- workers: {line}" for line in worker_lines(cases)]
     skipped = cases[cases["status"] == "skipped"]
     if not skipped.empty:
         reasons = dict.fromkeys(f"{r.implementation}: {r.note}" for r in skipped.itertuples())

@@ -24,10 +24,17 @@ CASE_METRICS = ("fit_time_s", "fit_time_min_s", "fit_time_iqr_s", "fit_cold_time
                 "speedup_fit_ci_high", "quality_delta", "prediction_agreement", "peak_host_memory_mb")
 _QUALITY_ORDER = tuple(m for metrics in TASK_METRICS.values() for m in metrics)
 
+#: Params copied as text, "" where a run has none (runs without a sweep, older stores).
+#: `sweep_shared` is the part of a sweep point the baseline follows (its own comparison
+#: group), `sweep_own` an implementation's own point (compared with the same baseline).
+TEXT_PARAMS = ("sweep", "sweep_shared", "sweep_own", "dask_cluster")
+#: Params read as nullable integers (missing: <NA>); logged by distributed implementations.
+INT_PARAMS = ("dask_workers", "dask_threads_per_worker")
+
 COLUMNS = ("suite_run_id", "suite", "suite_label", "host", "run_id", "run_name", "pairing", "implementation",
-           "library", "device", "dataset", "n_samples", "n_features", "dataset_label", "baseline",
+           "impl_label", "library", "device", "dataset", "n_samples", "n_features", "dataset_label", "baseline",
            "is_baseline", "status", "note", "main_metric", "higher_is_better", "quality", "parity",
-           "repeats_done", "fit_ci_low_s", "fit_ci_high_s", "fit_ci_level") + CASE_METRICS
+           "repeats_done", "fit_ci_low_s", "fit_ci_high_s", "fit_ci_level") + TEXT_PARAMS + INT_PARAMS + CASE_METRICS
 
 
 def case_frame(suites: list[StoredSuite]) -> pd.DataFrame:
@@ -39,7 +46,7 @@ def case_frame(suites: list[StoredSuite]) -> pd.DataFrame:
         for run in suite.cases:
             rows.append(_case_row(suite, label, host, run))
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
-    for column in ("n_samples", "n_features"):
+    for column in ("n_samples", "n_features") + INT_PARAMS:
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
     return frame
 
@@ -55,7 +62,8 @@ def _case_row(suite: StoredSuite, label: str, host: str, run: StoredRun) -> dict
     row = {
         "suite_run_id": suite.run.run_id, "suite": suite.run.params.get("suite_name", suite.run.name),
         "suite_label": label, "host": host, "run_id": run.run_id, "run_name": run.name,
-        "pairing": p.get("pairing"), "implementation": p.get("implementation"), "library": p.get("library"),
+        "pairing": p.get("pairing"), "implementation": p.get("implementation"),
+        "impl_label": impl_label(p.get("implementation"), p.get("sweep_own", "")), "library": p.get("library"),
         "device": p.get("device"), "dataset": p.get("dataset"), "n_samples": n_samples, "n_features": n_features,
         "dataset_label": _dataset_label(p.get("dataset"), n_samples, n_features),
         "baseline": t.get("baseline"), "is_baseline": is_baseline, "status": status,
@@ -64,11 +72,23 @@ def _case_row(suite: StoredSuite, label: str, host: str, run: StoredRun) -> dict
         "quality": m.get(main, math.nan) if main else math.nan,
         "parity": t.get("parity") or ("baseline" if is_baseline and status == "ok" else ""),
         "repeats_done": len(repeats), "fit_ci_low_s": low, "fit_ci_high_s": high, "fit_ci_level": level,
+        **{k: p.get(k, "") for k in TEXT_PARAMS}, **{k: _int(p.get(k)) for k in INT_PARAMS},
         **{k: m.get(k, math.nan) for k in CASE_METRICS},
     }
     if is_baseline and status == "ok" and math.isnan(row["speedup_fit"]):
         row["speedup_fit"] = 1.0
     return row
+
+
+def impl_label(implementation: str | None, sweep_own: str = "") -> str:
+    """'xgboost_cpu [max_bin=64]': an implementation at one point of its own sweep is a column of its own."""
+    name = implementation or ""
+    return f"{name} [{sweep_own}]" if sweep_own else name
+
+
+def group_label(dataset_label: str, sweep_shared: str = "") -> str:
+    """'classification 1k×6 · max_depth=4': a dataset at one shared sweep point, a comparison group of its own."""
+    return f"{dataset_label} · {sweep_shared}" if sweep_shared else dataset_label
 
 
 def main_metric(pairing: str, tags: dict[str, str], metrics: dict[str, float]) -> str | None:

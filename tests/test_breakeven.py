@@ -37,11 +37,15 @@ def test_a_single_size_has_no_break_even():
     assert breakeven.crossing([1000.0], [1.0], [0.5]) is None
 
 
-def _run(impl: str, n: int, fit: float, dataset: str = "classification", d: int = 8, status: str = "ok") -> StoredRun:
+def _run(impl: str, n: int, fit: float, dataset: str = "classification", d: int = 8, status: str = "ok",
+         shared: str = "", own: str = "") -> StoredRun:
     metrics = {"fit_time_s": fit, "accuracy": 0.9} if status == "ok" else {}
-    return StoredRun(run_id=f"{impl}-{n}-{d}", name=f"gb · {impl}", status="FINISHED", start_time=0,
+    sweep = {"sweep": ", ".join(p for p in (shared, own) if p)} if shared or own else {}
+    sweep |= {k: v for k, v in (("sweep_shared", shared), ("sweep_own", own)) if v}
+    return StoredRun(run_id=f"{impl}-{n}-{d}-{shared}-{own}", name=f"gb · {impl}", status="FINISHED", start_time=0,
                      params={"pairing": "gradient_boosting", "implementation": impl, "dataset": dataset,
-                             "n_samples": str(n), "n_features": str(d), "device": "gpu" if "gpu" in impl else "cpu"},
+                             "n_samples": str(n), "n_features": str(d), "device": "gpu" if "gpu" in impl else "cpu",
+                             **sweep},
                      metrics=metrics, tags={"case_status": status, "baseline": "sklearn"})
 
 
@@ -69,3 +73,26 @@ def test_several_sweeps_of_one_pairing_get_the_dataset_in_the_name_and_failures_
              _run("sklearn", 100000, 1.0, d=64), _run("xgboost_gpu", 100000, 0.0, d=64, status="failed")]
     found = breakeven.break_evens(results.case_frame([_suite(cases)]))
     assert [b.metric for b in found] == ["break_even_rows.gradient_boosting.xgboost_gpu.classification_8f"]
+
+
+def test_each_sweep_point_has_its_own_curves_and_name():
+    """A shared point is a comparison of its own; an implementation's own points are curves of
+    their own against the same baseline. Several points are not several datasets."""
+    fits = {  # (shared, implementation, own point): fit times at 1000 and 100000 rows
+        ("max_depth=4", "sklearn", ""): (0.01, 1.0),
+        ("max_depth=4", "xgboost_gpu", "max_bin=64"): (0.1, 0.1),  # crosses at 10,000
+        ("max_depth=4", "xgboost_gpu", "max_bin=256"): (0.001, 0.1),  # faster throughout: none
+        ("max_depth=8", "sklearn", ""): (0.02, 2.0),
+        ("max_depth=8", "xgboost_gpu", "max_bin=64"): (0.001, 0.2),  # faster throughout: none
+        ("max_depth=8", "xgboost_gpu", "max_bin=256"): (0.2, 0.02),  # 10× slower, then 100× faster
+    }
+    cases = [_run(impl, n, t, shared=shared, own=own)
+             for (shared, impl, own), times in fits.items() for n, t in zip((1000, 100000), times)]
+    found = breakeven.break_evens(results.case_frame([_suite(cases)]))
+    assert [(b.metric, b.impl_label, b.sweep_shared) for b in found] == [
+        ("break_even_rows.gradient_boosting.xgboost_gpu.max_depth_4_max_bin_64", "xgboost_gpu [max_bin=64]",
+         "max_depth=4"),
+        ("break_even_rows.gradient_boosting.xgboost_gpu.max_depth_8_max_bin_256", "xgboost_gpu [max_bin=256]",
+         "max_depth=8")]
+    assert found[0].rows == pytest.approx(10_000)
+    assert found[1].rows == pytest.approx(1000 * 100 ** (1 / 3))  # a third of the way on log rows

@@ -13,7 +13,8 @@ from mlflow.tracking import MlflowClient
 from conftest import run_cli, write
 from mlcompare.cli import main
 
-PLOTS = {"plots/speedup.png", "plots/time_vs_rows.png", "plots/quality_vs_time.png", "plots/cold_vs_warm.png"}
+PLOTS = {"plots/speedup.png", "plots/time_vs_rows.png", "plots/quality_vs_time.png", "plots/cold_vs_warm.png",
+         "plots/time_vs_workers.png"}
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -63,6 +64,10 @@ def test_table_has_a_row_per_pairing_dataset_size_and_the_stored_numbers(recorde
     client = MlflowClient(tracking_uri=recorded_sweep.uri)
     rows = list(csv.DictReader(io.StringIO(_artifact(client, recorded_sweep.parent_run_id,
                                                      "comparison.csv").decode())))
+    # no sweep: no sweep column, and a column group per plain implementation name
+    assert list(rows[0])[:9] == ["suite", "suite_run_id", "host", "pairing", "dataset", "n_samples", "n_features",
+                                 "main_metric", "sklearn.status"]
+    assert not any("[" in column for column in rows[0])
     assert sorted((r["pairing"], int(r["n_samples"])) for r in rows) == [
         ("gradient_boosting", 200), ("gradient_boosting", 1000), ("linear_regression", 200),
         ("linear_regression", 1000)]
