@@ -87,8 +87,7 @@ class Cluster:
     _closers: list[Any] = field(default_factory=list, repr=False)
 
     def describe(self) -> str:
-        threads = f"{self.threads_per_worker} thread" + ("s" if self.threads_per_worker > 1 else "")
-        return f"{len(self.workers)} Dask workers × {threads} ({self.kind})"
+        return f"{_count(len(self.workers), 'Dask worker')} × {_count(self.threads_per_worker, 'thread')} ({self.kind})"
 
     def place(self, arrays: dict[str, np.ndarray], on_gpu: bool, labels: bool = True) -> dict[str, Any]:
         """X_train, X_test (and y_train) as dask DataFrames/Series, a contiguous block on each worker.
@@ -133,12 +132,17 @@ class Cluster:
         from mlcompare.runner import thread_pools
 
         pools = set(self.client.run(thread_pools, workers=self.workers).values())
-        return " | ".join(sorted(pools)) + f" (each of {len(self.workers)} workers)"
+        each = "the one worker" if len(self.workers) == 1 else f"each of {len(self.workers)} workers"
+        return " | ".join(sorted(pools)) + f" ({each})"
 
     def close(self) -> None:
         for closer in reversed(self._closers):
             with contextlib.suppress(Exception):
                 closer.close()
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def collect(value: Any) -> Any:

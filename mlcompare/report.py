@@ -232,9 +232,10 @@ def worker_lines(cases: pd.DataFrame) -> list[str]:
         if few["dask_workers"] == many["dask_workers"]:
             continue
         where = results.group_label(dataset, shared) + (f", {suite}" if several else "")
-        lines.append(f"{pairing} · {impl} on {where}: {many['dask_workers']} workers fit "
-                     f"{few['fit_time_s'] / many['fit_time_s']:.3g}× as fast as {few['dask_workers']} "
-                     f"({_number(few['fit_time_s'])} s → {_number(many['fit_time_s'])} s)")
+        speedup = few["fit_time_s"] / many["fit_time_s"]
+        lines.append(f"{pairing} · {impl} on {where}: fit {_number(few['fit_time_s'])} s on {few['dask_workers']} "
+                     f"worker{'s' if few['dask_workers'] > 1 else ''}, {_number(many['fit_time_s'])} s on "
+                     f"{many['dask_workers']} ({speedup:.2f}× the speed)")
     return lines
 
 

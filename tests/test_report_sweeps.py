@@ -216,8 +216,8 @@ def test_the_report_says_the_speed_up_from_fewest_to_most_workers(distributed):
     client, parent_id, suite = distributed
     note = client.get_run(parent_id).data.tags["mlflow.note.content"]
     assert ("- workers: gradient_boosting · xgboost_dask_cpu on classification 10k×8 · max_depth=4: "
-            "4 workers fit 4× as fast as 1 (4.2 s → 1.05 s)") in note
-    assert "max_depth=8: 2 workers fit 2× as fast as 1 (8.4 s → 4.2 s)" in note
+            "fit 4.2 s on 1 worker, 1.05 s on 4 (4.00× the speed)") in note
+    assert "max_depth=8: fit 8.4 s on 1 worker, 4.2 s on 2 (2.00× the speed)" in note
     markdown = report.to_markdown(report.compare([suite]))
     assert "- xgboost_dask_cpu failed: KilledWorker: out of memory (at max_depth=8, n_workers=4)" in markdown
     assert "| classification 10k×8 · max_depth=8 |" in markdown
