@@ -49,13 +49,18 @@ class LiveProgress:
         self.console.print(line, markup=False)
 
     def case_started(self, index: int, total: int, name: str) -> None:
-        if self._task is None:
-            self._task = self._bar.add_task(name, total=total)
-        self._bar.update(self._task, description=name)
+        self._bar.update(self._bar_task(name, total), description=name)
 
     def case_finished(self, index: int, total: int, name: str, record: dict[str, Any]) -> None:
+        """`index`: how many cases have finished (a spread suite finishes them out of order)."""
         self.records.append((name, record))
-        self._bar.update(self._task, completed=index)
+        self._bar.update(self._bar_task(name, total), completed=index)
+
+    def _bar_task(self, name: str, total: int) -> Any:
+        """The bar, made by the first case that starts or ends (a reused or skipped one may end first)."""
+        if self._task is None:
+            self._task = self._bar.add_task(name, total=total)
+        return self._task
 
     def summary(self) -> None:
         """The table of every case, printed once the bar is gone."""

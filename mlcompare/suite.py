@@ -135,6 +135,7 @@ def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], N
                     if not accept(index, record):
                         break
             finally:
+                outcomes.close()  # stopped early: a spread suite's cases still running are killed
                 # cases held for a baseline that never came (stopped early): logged, uncompared
                 for index, record in sorted(pair for pairs in held.values() for pair in pairs):
                     accept(index, record)

@@ -55,6 +55,17 @@ def test_a_terminal_gets_a_progress_bar_and_a_summary_table(workdir):
     assert "1 ran" in out  # the one-line result stays on stdout
 
 
+def test_a_resumed_suite_on_a_terminal_starts_its_bar_with_a_reused_case(workdir):
+    """The first case to end may be one the store already had: the bar must start from it."""
+    write(workdir / "one.yaml", ONE_CASE)
+    env = {"MLFLOW_TRACKING_URI": os.environ["MLFLOW_TRACKING_URI"], "MLCOMPARE_DATA_DIR": str(workdir / "data")}
+    assert _run_on_a_terminal(["run", "one.yaml"], workdir, env)[0] == 0
+    code, out, terminal = _run_on_a_terminal(["run", "one.yaml", "--resume"], workdir, env)
+    assert code == 0, terminal
+    assert "Traceback" not in terminal, terminal
+    assert "2 already finished (resumed)" in out
+
+
 def test_not_a_terminal_gets_plain_lines_and_quiet_gets_nothing(workdir, capsys):
     from mlcompare.cli import main
 
