@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import socket
 import tempfile
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ from mlcompare.interrupts import Interrupted, SignalGuard
 #: A worker advertising at least one of this resource takes GPU cases.
 GPU_RESOURCE = "GPU"
 _POLL_S = 0.5
+_LIVENESS_S = 5.0  # how often the scheduler is asked which workers are still there
 
 
 @dataclass(frozen=True)
@@ -104,9 +106,9 @@ def worker_facts() -> dict[str, str]:
 
 def run_remote(spec: dict[str, Any], dataset: datasets.DatasetSpec, sha256: str, timeout_s: float) -> dict[str, Any]:
     """One case on a Dask worker, in a fresh process: the record, its predictions, where it ran."""
-    from mlcompare.suite import default_threads
-
     from distributed import get_worker
+
+    from mlcompare.suite import default_threads
 
     where = {"worker_host": socket.gethostname(), "dask_worker": get_worker().address,
              "worker_fingerprint": sysinfo.fingerprint()}
@@ -156,9 +158,25 @@ def run_jobs(cluster: Connection, jobs: list[Job], timeout_s: float, guard: Sign
             yield job.index, {"status": "skipped", "skip_reason": f"no worker of the Dask cluster advertises a "
                               f"{GPU_RESOURCE} resource (start GPU workers with --resources {GPU_RESOURCE}=1)"}
     free = sorted(cluster.workers, key=lambda w: w.gpu)  # CPU-only workers take CPU cases first
+    alive = list(cluster.workers)
     running: dict[Any, tuple[Job, Worker]] = {}
+    checked = time.monotonic()
     try:
         while queue or running:
+            if time.monotonic() - checked > _LIVENESS_S:  # a task pinned to a worker that left waits forever
+                checked = time.monotonic()
+                gone = _left(client, alive)
+                for future, (job, worker) in list(running.items()):
+                    if worker in gone:
+                        del running[future]
+                        future.cancel()
+                        yield job.index, _lost(worker)
+                alive = [w for w in alive if w not in gone]
+                free = [w for w in free if w not in gone]
+                for job in [j for j in queue if not any(_may_take(w, j) for w in alive)]:
+                    queue.remove(job)
+                    yield job.index, {"status": "failed", "failure": "worker",
+                                      "error": "no worker of the Dask cluster that could run this case is left"}
             for worker in list(free):
                 job = _next_for(worker, queue)
                 if job is None:
@@ -176,6 +194,7 @@ def run_jobs(cluster: Connection, jobs: list[Job], timeout_s: float, guard: Sign
                 job, worker = running.pop(future)
                 free.append(worker)
                 yield job.index, _result(future, worker)
+                checked = 0.0 if future.status == "error" else checked  # did its worker die? look now
     except Interrupted as stop:
         _kill_remote(client, [w.address for _, w in running.values()])
         for future, (job, worker) in running.items():
@@ -196,6 +215,24 @@ def _next_for(worker: Worker, queue: list[Job]) -> Job | None:
     if worker.gpu:
         return next((j for j in queue if j.on_gpu), None) or next((j for j in queue if not j.on_gpu), None)
     return next((j for j in queue if not j.on_gpu), None)
+
+
+def _may_take(worker: Worker, job: Job) -> bool:
+    return worker.gpu or not job.on_gpu
+
+
+def _left(client: Any, workers: list[Worker]) -> set[Worker]:
+    """The workers no longer in the cluster."""
+    try:
+        present = set(distributed.scheduler_workers(client))
+    except Exception:  # noqa: BLE001 - the scheduler cannot say now: assume nothing changed
+        return set()
+    return {w for w in workers if w.address not in present}
+
+
+def _lost(worker: Worker) -> dict[str, Any]:
+    return {"status": "failed", "failure": "worker", "worker_host": worker.host,
+            "error": f"the Dask worker {worker.address} on {worker.host} left the cluster while running this case"}
 
 
 def _wait_first(futures: list[Any]) -> set[Any]:

@@ -47,7 +47,8 @@ SPREAD = """\
 class DaskCluster:
     """`dask scheduler` and `dask worker` processes on loopback; workers named in `gpu` advertise GPU=1."""
 
-    def __init__(self, root: Path, workers: list[str], gpu: set[str] = frozenset(), env: dict | None = None):
+    def __init__(self, root: Path, workers: list[str], gpu: set[str] = frozenset(), env: dict | None = None,
+                 nanny: bool = True):
         self.file = root / "scheduler.json"
         self.env = cli_env(env)
         dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
@@ -60,7 +61,7 @@ class DaskCluster:
             resources = ["--resources", "GPU=1"] if name in gpu else []
             self.procs.append(subprocess.Popen(
                 [sys.executable, "-m", "distributed.cli.dask_worker", self.address, "--nthreads", "1",
-                 "--name", name, "--no-dashboard", *resources],
+                 "--name", name, "--no-dashboard", *resources, *([] if nanny else ["--no-nanny"])],
                 env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         from distributed import Client
 
@@ -246,5 +247,31 @@ def test_ctrl_c_on_a_spread_suite_kills_the_case_on_its_worker(workdir, faults):
         while alive(case_process):  # killed on the worker, not left to run on
             assert time.monotonic() < deadline, "the case's process still runs on the worker"
             time.sleep(0.1)
+    finally:
+        remote.stop()
+
+
+def test_a_worker_that_dies_fails_its_case_and_the_suite_ends(workdir, faults):
+    remote = DaskCluster(workdir, ["w1"], env=faults, nanny=False)  # no nanny to start it again
+    try:
+        path = faults_experiment(workdir, ["sklearn", "gate"], sizes=[200, 300])
+        proc = start_cli("run", str(path), "--scheduler", remote.address, cwd=workdir, env=faults)
+        started = workdir / "faults" / "started"
+        deadline = time.monotonic() + 120
+        while not started.exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the gate case never started"
+            time.sleep(0.05)
+        remote.procs[1].kill()  # the machine running the case goes away
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 1, err
+        assert "1 ran, 0 skipped, 3 failed" in out
+        runs = store_runs("faults")
+        assert not [r for r in runs if r.info.status == "RUNNING"]
+        cases = {(r.data.params["implementation"], r.data.params["n_samples"]): r for r in _children(runs)}
+        lost = cases["gate", "200"]
+        assert lost.info.status == "FAILED" and lost.data.tags["failure_reason"] == "worker"
+        assert "left the cluster while running this case" in lost.data.tags["error"]
+        assert "no worker of the Dask cluster that could run this case is left" in cases["sklearn", "300"].data.tags["error"]
     finally:
         remote.stop()
