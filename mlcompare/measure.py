@@ -85,6 +85,7 @@ class PeakMemory:
         self.interval_s = interval_s * (10 if children else 1)
         self.host_mb = 0.0
         self.gpu_mb: float | None = None
+        self.samples = 0  # taken so far (a sampler starved by a loaded machine takes few)
         self._process = psutil.Process()
         self._stop = threading.Event()
 
@@ -101,6 +102,7 @@ class PeakMemory:
             self._take()
 
     def _take(self) -> None:
+        self.samples += 1
         self._host_peak = max(self._host_peak, self._rss())
         if self.gpu:
             self._gpu_peak = max(self._gpu_peak, device.gpu_memory_used())

@@ -43,8 +43,12 @@ def test_repeat_runs_at_least_repeats_and_until_min_time():
 def test_peak_memory_sees_an_allocation_that_is_freed_again():
     with PeakMemory() as memory:
         block = np.ones(40 * 2**20 // 8)  # 40 MiB, touched
-        time.sleep(1.0)  # many sampling intervals, even on a loaded machine
+        seen, deadline = memory.samples, time.monotonic() + 30
+        # a loaded machine may starve the sampling thread: wait for it to look a few times
+        while memory.samples < seen + 5 and time.monotonic() < deadline:
+            time.sleep(0.05)
         del block
+    assert memory.samples > 5, "the sampling thread stopped sampling"
     assert memory.host_mb > 30
     assert memory.gpu_mb is None  # not asked for on the CPU
     with PeakMemory() as quiet:
