@@ -148,7 +148,7 @@ def run_jobs(cluster: Connection, jobs: list[Job], timeout_s: float, guard: Sign
     """Run the jobs on the workers, one per worker at a time; yield (index, record) as each ends.
 
     GPU jobs go only to GPU workers (and are skipped when there are none); CPU jobs go to
-    any worker, CPU-only ones first. A signal kills the cases in flight, yields them as
+    CPU-only workers, or to GPU workers when the cluster has no other. A signal kills the cases in flight, yields them as
     `killed` and raises `Interrupted`.
     """
     client, queue = cluster.client, list(jobs)
@@ -157,7 +157,7 @@ def run_jobs(cluster: Connection, jobs: list[Job], timeout_s: float, guard: Sign
             queue.remove(job)
             yield job.index, {"status": "skipped", "skip_reason": f"no worker of the Dask cluster advertises a "
                               f"{GPU_RESOURCE} resource (start GPU workers with --resources {GPU_RESOURCE}=1)"}
-    free = sorted(cluster.workers, key=lambda w: w.gpu)  # CPU-only workers take CPU cases first
+    free = list(cluster.workers)
     alive = list(cluster.workers)
     running: dict[Any, tuple[Job, Worker]] = {}
     checked = time.monotonic()
@@ -173,12 +173,14 @@ def run_jobs(cluster: Connection, jobs: list[Job], timeout_s: float, guard: Sign
                         yield job.index, _lost(worker)
                 alive = [w for w in alive if w not in gone]
                 free = [w for w in free if w not in gone]
-                for job in [j for j in queue if not any(_may_take(w, j) for w in alive)]:
+                cpu_only = any(not w.gpu for w in alive)
+                for job in [j for j in queue if not any(_may_take(w, j, cpu_only) for w in alive)]:
                     queue.remove(job)
                     yield job.index, {"status": "failed", "failure": "worker",
                                       "error": "no worker of the Dask cluster that could run this case is left"}
+            cpu_only = any(not w.gpu for w in alive)
             for worker in list(free):
-                job = _next_for(worker, queue)
+                job = _next_for(worker, queue, cpu_only)
                 if job is None:
                     continue
                 queue.remove(job)
@@ -210,15 +212,15 @@ def run_jobs(cluster: Connection, jobs: list[Job], timeout_s: float, guard: Sign
                 future.cancel()
 
 
-def _next_for(worker: Worker, queue: list[Job]) -> Job | None:
-    """The first waiting job this worker may take: a GPU worker prefers GPU jobs."""
-    if worker.gpu:
-        return next((j for j in queue if j.on_gpu), None) or next((j for j in queue if not j.on_gpu), None)
-    return next((j for j in queue if not j.on_gpu), None)
+def _next_for(worker: Worker, queue: list[Job], cpu_only_workers: bool) -> Job | None:
+    """The first waiting job this worker may take (see `_may_take`)."""
+    return next((j for j in queue if _may_take(worker, j, cpu_only_workers)), None)
 
 
-def _may_take(worker: Worker, job: Job) -> bool:
-    return worker.gpu or not job.on_gpu
+def _may_take(worker: Worker, job: Job, cpu_only_workers: bool = False) -> bool:
+    """GPU jobs need a GPU worker; CPU jobs stay off GPU workers while CPU-only ones exist
+    (several GPU workers on one machine would time each other's CPU cases)."""
+    return job.on_gpu == worker.gpu or (not job.on_gpu and not cpu_only_workers)
 
 
 def _left(client: Any, workers: list[Worker]) -> set[Worker]:

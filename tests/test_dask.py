@@ -169,6 +169,8 @@ def test_a_suite_spread_over_a_cluster_logs_the_same_runs_as_a_local_suite(workd
         if run.data.params["device"] == "gpu":  # only the GPU worker took them, and said why it skipped
             assert other.data.tags["dask_worker"] == cluster.workers["gpu-worker"], name
             assert "(on worker" in other.data.tags["skip_reason"]
+        else:  # CPU cases stay off the GPU worker while a CPU-only one exists
+            assert other.data.tags["dask_worker"] == cluster.workers["cpu-worker"], name
     assert len({r.data.tags["dask_worker"] for r in there.values()}) == 2  # both workers had cases
     assert spread_parent[0].data.tags["dask_scheduler"] == cluster.address
     assert "dask_scheduler" not in local_parent[0].data.tags
