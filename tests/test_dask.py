@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import alive, cli_env, faults_experiment, run_cli, start_cli, store_runs, write
+from conftest import alive, cli_env, faults_experiment, run_cli, start_cli, store_runs, wait_for_file, write
 
 pytest.importorskip("distributed", reason="the dask extra is not installed")
 
@@ -231,11 +231,7 @@ def test_ctrl_c_on_a_spread_suite_kills_the_case_on_its_worker(workdir, faults):
         path = faults_experiment(workdir, ["sklearn", "gate"], sizes=[200])
         proc = start_cli("run", str(path), "--scheduler", remote.address, cwd=workdir, env=faults)
         started = workdir / "faults" / "started"
-        deadline = time.monotonic() + 120
-        while not started.exists():
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the gate case never started"
-            time.sleep(0.05)
+        wait_for_file(started, proc)  # the gate case is inside fit, on the worker
         case_process = int(started.read_text())
         os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=120)
@@ -259,11 +255,7 @@ def test_a_worker_that_dies_fails_its_case_and_the_suite_ends(workdir, faults):
         path = faults_experiment(workdir, ["sklearn", "gate"], sizes=[200, 300])
         proc = start_cli("run", str(path), "--scheduler", remote.address, cwd=workdir, env=faults)
         started = workdir / "faults" / "started"
-        deadline = time.monotonic() + 120
-        while not started.exists():
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the gate case never started"
-            time.sleep(0.05)
+        wait_for_file(started, proc)  # the gate case is inside fit, on the worker
         remote.procs[1].kill()  # the machine running the case goes away
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 1, err

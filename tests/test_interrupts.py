@@ -5,21 +5,12 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import time
 
 import pytest
 
-from conftest import alive, by_implementation, faults_experiment, run_cli, start_cli, store_runs
+from conftest import alive, by_implementation, faults_experiment, run_cli, start_cli, store_runs, wait_for_file
 from mlcompare.interrupts import Interrupted, SignalGuard
-
-
-def _wait_for(path, proc: subprocess.Popen, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.05)
 
 
 def _interrupt(workdir, faults, signum: int):
@@ -27,7 +18,7 @@ def _interrupt(workdir, faults, signum: int):
     path = faults_experiment(workdir, ["sklearn", "gate"], sizes=[200, 300])
     proc = start_cli("run", str(path), cwd=workdir, env=faults)
     started = workdir / "faults" / "started"
-    _wait_for(started, proc)  # the second case's worker is inside fit
+    wait_for_file(started, proc)  # the second case's worker is inside fit
     worker = int(started.read_text())
     if signum == signal.SIGINT:
         os.killpg(proc.pid, signum)  # what Ctrl-C at a terminal does: the whole foreground group
@@ -103,7 +94,7 @@ def test_a_sigkilled_suite_takes_its_worker_with_it(workdir, faults):
     path = faults_experiment(workdir, ["sklearn", "gate"])
     proc = start_cli("run", str(path), cwd=workdir, env=faults)
     started = workdir / "faults" / "started"
-    _wait_for(started, proc)
+    wait_for_file(started, proc)
     worker = int(started.read_text())
     proc.kill()
     proc.communicate(timeout=60)
