@@ -328,7 +328,7 @@ def _list(args: argparse.Namespace) -> int:
         origin = f"; plugin {pairing.plugin}" if pairing.plugin else ""
         print(f"{pairing.name} ({pairing.task}; metrics: {', '.join(pairing.metrics)}{origin})")
         for impl in pairing.implementations.values():
-            reason = skip_reason(impl, pairing.estimator_params(impl))
+            reason = skip_reason(impl.library, impl.device, pairing.estimator_params(impl), impl.distributed)
             mark = "baseline, " if impl.name == pairing.baseline else ""
             state = f"cannot run here: {reason}" if reason else "can run here"
             under = f" under {impl.accelerator}" if impl.accelerator else ""

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from mlcompare import datasets, device, distributed, isolation, sysinfo
+from mlcompare import datasets, distributed, isolation, sysinfo
 from mlcompare.errors import InputError
 from mlcompare.interrupts import Interrupted, SignalGuard
 
@@ -108,13 +108,11 @@ def run_remote(spec: dict[str, Any], dataset: datasets.DatasetSpec, sha256: str,
     """One case on a Dask worker, in a fresh process: the record, its predictions, where it ran."""
     from distributed import get_worker
 
-    from mlcompare.suite import default_threads
+    from mlcompare.suite import default_threads, skip_reason
 
     where = {"worker_host": socket.gethostname(), "dask_worker": get_worker().address,
              "worker_fingerprint": sysinfo.fingerprint()}
-    reason = device.skip_reason(spec["library"], spec["device"])
-    if not reason and spec.get("distributed"):
-        reason = distributed.skip_reason(spec["device"] == "gpu", spec["params"])
+    reason = skip_reason(spec["library"], spec["device"], spec["params"], spec.get("distributed"))
     if reason:
         return where | {"status": "skipped", "skip_reason": f"{reason} (on worker {where['worker_host']})"}
     spec = dict(spec, threads=spec.get("threads") or default_threads())
@@ -173,12 +171,11 @@ def run_jobs(cluster: Connection, jobs: list[Job], timeout_s: float, guard: Sign
                         yield job.index, _lost(worker)
                 alive = [w for w in alive if w not in gone]
                 free = [w for w in free if w not in gone]
-                cpu_only = any(not w.gpu for w in alive)
-                for job in [j for j in queue if not any(_may_take(w, j, cpu_only) for w in alive)]:
-                    queue.remove(job)
-                    yield job.index, {"status": "failed", "failure": "worker",
-                                      "error": "no worker of the Dask cluster that could run this case is left"}
             cpu_only = any(not w.gpu for w in alive)
+            for job in [j for j in queue if not any(_may_take(w, j, cpu_only) for w in alive)]:
+                queue.remove(job)
+                yield job.index, {"status": "failed", "failure": "worker",
+                                  "error": "no worker of the Dask cluster that could run this case is left"}
             for worker in list(free):
                 job = _next_for(worker, queue, cpu_only)
                 if job is None:

@@ -313,15 +313,17 @@ def prepare_datasets(experiment: Experiment, say: Callable[[str], None] = _stder
 
 
 def _skip_reason(case: Case) -> str | None:
-    return skip_reason(case.implementation, case.pairing.estimator_params(case.implementation))
+    impl = case.implementation
+    return skip_reason(impl.library, impl.device, case.pairing.estimator_params(impl), impl.distributed)
 
 
-def skip_reason(impl: Implementation, params: dict[str, Any]) -> str | None:
-    """Why an implementation built with `params` cannot run on this machine, or None."""
-    reason = device.skip_reason(impl.library, impl.device)
-    if reason or not impl.distributed:
+def skip_reason(library: str, device_kind: str, params: dict[str, Any], engine: str | None = None) -> str | None:
+    """Why an implementation (its library, device, params and distributed engine) cannot
+    run on this machine, or None. Asked here before a case runs, and on a Dask worker."""
+    reason = device.skip_reason(library, device_kind)
+    if reason or not engine:
         return reason
-    return distributed.skip_reason(impl.device == "gpu", params)
+    return distributed.skip_reason(device_kind == "gpu", params)
 
 
 def _base(case: Case) -> dict[str, Any]:
