@@ -25,7 +25,7 @@ import json, resource, sys, time
 sys.path.insert(0, {repo!r})
 from pathlib import Path
 import psutil
-from mlcompare import datasets
+from mlcompare.data import cache as datasets
 spec = datasets.DatasetSpec("classification", {rows}, {features})
 root = Path({root!r})
 base = psutil.Process().memory_info().rss
@@ -62,7 +62,8 @@ def main() -> int:
     print(f"materialise (generate in chunks, split, write Parquet): {made['seconds']:.1f} s, "
           f"peak memory growth {made['peak_growth'] / 2**30:.2f} GiB = {made['peak_growth'] / final:.2f}× the array")
     print(f"reload from the cache (pyarrow -> numpy):               {loaded['seconds']:.1f} s, "
-          f"peak memory growth {loaded['peak_growth'] / 2**30:.2f} GiB = {loaded['peak_growth'] / final:.2f}× the array")
+          f"peak memory growth {loaded['peak_growth'] / 2**30:.2f} GiB = "
+          f"{loaded['peak_growth'] / final:.2f}× the array")
     print(f"reload / materialise time: {loaded['seconds'] / made['seconds']:.2f} "
           f"(reading the cache is {made['seconds'] / loaded['seconds']:.1f}× faster than making the data again)")
     return 0

@@ -61,10 +61,12 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("MLCOMPARE_DATA_DIR", str(args.out.parent / "mlcompare-data"))
 
-    from mlcompare import device, sysinfo
-    from mlcompare.experiment import load_experiment
-    from mlcompare.pairings import load_catalog
-    from mlcompare.suite import prepare_datasets, run_suite
+    from mlcompare.config.experiment import load_experiment
+    from mlcompare.config.pairing import load_catalog
+    from mlcompare.measure import device
+    from mlcompare.suite import host as sysinfo
+    from mlcompare.suite.cases import prepare_datasets
+    from mlcompare.suite.runner import run_suite
 
     gpus, why = device.cuda_devices()
     probe = {"gpus": gpus, "why_none": why, "driver": device.driver_versions(), "python": platform.python_version(),
@@ -82,7 +84,7 @@ def main() -> int:
     try:
         if not os.environ.get("MLFLOW_TRACKING_URI"):
             os.environ["MLFLOW_TRACKING_URI"] = f"sqlite:///{args.out.resolve() / 'mlflow.db'}"
-        from mlcompare.tracking import Recorder
+        from mlcompare.tracking.writer import Recorder
 
         recorder = Recorder(experiment.name)
     except ImportError as exc:

@@ -46,9 +46,9 @@ def bare_fit_times(case, threads: int, repeats: int) -> list[float]:
     """The same fits as the suite's, on the same cached arrays, with nothing around them."""
     from threadpoolctl import threadpool_limits
 
-    from mlcompare import datasets
-    from mlcompare.pairings import import_estimator
-    from mlcompare.runner import with_threads
+    from mlcompare.config.imports import import_estimator
+    from mlcompare.data import cache as datasets
+    from mlcompare.measure.threads import with_threads
 
     arrays = datasets.load_split(datasets.materialise(case.dataset))
     cls = import_estimator(case.implementation.estimator)
@@ -68,9 +68,10 @@ def recorded_vs_bare(rounds: int, work: Path) -> dict[tuple[str, str], list[floa
     """Per case and round: a one-case suite and the bare loop back to back, in alternating order."""
     import dataclasses
 
-    from mlcompare.experiment import load_experiment
-    from mlcompare.suite import default_threads, run_suite
-    from mlcompare.tracking import Recorder
+    from mlcompare.config.experiment import load_experiment
+    from mlcompare.measure.threads import default_threads
+    from mlcompare.suite.runner import run_suite
+    from mlcompare.tracking.writer import Recorder
 
     path = work / "overhead.yaml"
     path.write_text(BENCH_EXPERIMENT)
@@ -102,9 +103,9 @@ def recorded_vs_bare(rounds: int, work: Path) -> dict[tuple[str, str], list[floa
 
 
 def quick_suite_share() -> tuple[float, float, int]:
-    from mlcompare.experiment import load_experiment
-    from mlcompare.suite import run_suite
-    from mlcompare.tracking import Recorder
+    from mlcompare.config.experiment import load_experiment
+    from mlcompare.suite.runner import run_suite
+    from mlcompare.tracking.writer import Recorder
 
     experiment = load_experiment(REPO / "experiments" / "quick.yaml")
     start = time.perf_counter()
@@ -115,7 +116,7 @@ def quick_suite_share() -> tuple[float, float, int]:
 
 
 def logging_cost(cases: int) -> float:
-    from mlcompare.tracking import Recorder
+    from mlcompare.tracking.writer import Recorder
 
     recorder = Recorder("overhead-logging")
     recorder.start_suite("logging", {"suite_name": "logging"}, {"mlcompare.kind": "suite"})

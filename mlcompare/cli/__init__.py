@@ -1,0 +1,64 @@
+"""`mlcompare COMMAND ...`: the command line. Each command is a module of this package.
+
+Bad input of any kind ends in one line on stderr naming the file and field (or the flag),
+exit code 2, and nothing written to the tracking store.
+
+Exit codes of `run`: 0 every case ran or was skipped with a reason; 1 a case failed (or
+--fail-fast stopped the suite); 2 bad input; 128 + the signal's number when interrupted
+(130 for Ctrl-C, 143 for SIGTERM).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from typing import NoReturn
+
+from mlcompare.cli.command import COMMANDS
+from mlcompare.errors import InputError, one_line
+
+EXIT_BAD_INPUT = 2
+#: Modules of this package that hold no command.
+_HELPERS = {"command", "flags"}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a mistake is one line like every other input error (no usage block)."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("argument "):  # "argument --repeats: expected ..." -> "--repeats: expected ..."
+            message = message[len("argument "):]
+        print(f"mlcompare: error: {one_line(message)} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def _discover() -> None:
+    """Import every command module of this package: each registers its command."""
+    for module in pkgutil.iter_modules(__path__):
+        if module.name not in _HELPERS and not module.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{module.name}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    _discover()
+    parser = _Parser(prog="mlcompare", description="The same classical models on CPU and GPU, measured "
+                     "honestly, recorded in MLflow.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in sorted(COMMANDS.values(), key=lambda c: (c.order, c.name)):
+        command.add_arguments(sub.add_parser(command.name, help=command.help, description=command.description))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command].run(args)
+    except InputError as exc:
+        print(f"mlcompare: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

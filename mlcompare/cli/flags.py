@@ -1,0 +1,113 @@
+"""Flag types and flag groups shared by several commands.
+
+Every flag value that MLproject may pass empty ("as the experiment says") accepts the
+empty string; a wrong value is an `argparse.ArgumentTypeError`, which the parser prints
+as one line like every other input error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+_TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off", "")
+
+
+def positive_int_or_empty(text: str) -> int | None:
+    """--repeats, --threads: a positive integer; empty means 'as the experiment says' (MLproject default)."""
+    if text.strip() == "":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def seconds(text: str, minimum: float) -> float | None:
+    """Seconds (>= minimum); empty means 'as the experiment says' (MLproject default)."""
+    if text.strip() == "":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value < minimum:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= {minimum:g}, got {text!r}")
+    return value
+
+
+def timeout_seconds(text: str) -> float | None:
+    return seconds(text, 1)
+
+
+def min_time_seconds(text: str) -> float | None:
+    return seconds(text, 0)
+
+
+def boolean(text: str) -> bool:
+    """--resume=VALUE as the MLproject passes it: true/false, yes/no, 1/0, on/off, empty = false."""
+    word = text.strip().lower()
+    if word in _TRUE or word in _FALSE:
+        return word in _TRUE
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r} "
+                                     "(write the experiment file before --resume)")
+
+
+def name_list_or_empty(text: str) -> list[str] | None:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    return names or None
+
+
+def address_or_empty(text: str) -> str | None:
+    """A Dask scheduler address; empty means none (run here), as MLproject passes it."""
+    text = text.strip()
+    if not text:
+        return None
+    if "://" not in text:
+        raise argparse.ArgumentTypeError(f"expected a scheduler address like tcp://HOST:8786, got {text!r}")
+    return text
+
+
+def add_selection(parser: argparse.ArgumentParser, experiment_required: bool = True) -> None:
+    """The flags that change what a suite runs: `validate` takes them too, to check them."""
+    if experiment_required:
+        parser.add_argument("experiment", help="experiment YAML file, e.g. experiments/quick.yaml")
+    else:
+        parser.add_argument("experiment", nargs="?",
+                            help="experiment YAML file; without one, the catalog and --pairings files are checked")
+    parser.add_argument("--repeats", type=positive_int_or_empty, default=None,
+                        help="warm fits per case (overrides the file)")
+    parser.add_argument("--implementations", type=name_list_or_empty, default=None,
+                        help="comma-separated implementation or library names to run, e.g. sklearn,xgboost")
+    parser.add_argument("--timeout", type=timeout_seconds, default=None, metavar="SECONDS",
+                        help="per-case time limit; the worker is killed and the case FAILED with "
+                             "reason timeout (overrides the file's timeout_s)")
+    parser.add_argument("--threads", type=positive_int_or_empty, default=None,
+                        help="CPU threads for every CPU implementation (default: the file's, else all physical cores)")
+    parser.add_argument("--min-time", type=min_time_seconds, default=None, metavar="SECONDS",
+                        help="keep repeating warm fits until this much fit time is measured")
+
+
+def add_pairing_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pairings", action="append", default=[], metavar="PATH",
+                        help="a pairing YAML file or a directory of them, added to the catalog and to the "
+                             "run (repeatable)")
+    parser.add_argument("--allow-module", action="append", default=[], metavar="MODULE", dest="allow_module",
+                        help="also allow estimators from this module and its submodules (repeatable)")
+
+
+def experiment_from_args(args: argparse.Namespace):
+    """The experiment the selection flags name, loaded and validated (`run` and `validate`)."""
+    from mlcompare.config.experiment import load_experiment
+
+    experiment = load_experiment(args.experiment, repeats=args.repeats, implementations=args.implementations,
+                                 timeout_s=args.timeout, pairing_paths=args.pairings,
+                                 allow_modules=args.allow_module)
+    if args.threads is not None:
+        experiment.threads = args.threads
+    if args.min_time is not None:
+        experiment.min_time_s = args.min_time
+    return experiment

@@ -1,0 +1,108 @@
+"""`mlcompare run EXPERIMENT`: run every case of an experiment and record it in MLflow."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from mlcompare.cli.command import Command, register
+from mlcompare.cli.flags import add_pairing_flags, add_selection, address_or_empty, boolean, experiment_from_args
+from mlcompare.errors import InputError
+from mlcompare.records import Status
+
+
+@register
+class Run(Command):
+    name = "run"
+    help = "run an experiment and record it in MLflow"
+    order = 10
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        add_selection(parser)
+        parser.add_argument("--system-metrics", action="store_true",
+                            help="sample CPU/memory (and GPU, with nvidia-ml-py) on the suite run")
+        parser.add_argument("--resume", type=boolean, nargs="?", const=True, default=False, metavar="BOOL",
+                            help="skip the cases already FINISHED in the store for this experiment "
+                                 "fingerprint; rerun failed, killed and missing ones")
+        stop = parser.add_mutually_exclusive_group()
+        stop.add_argument("--keep-going", dest="fail_fast", action="store_false", default=False,
+                          help="run every case even after one failed (the default)")
+        stop.add_argument("--fail-fast", dest="fail_fast", action="store_true",
+                          help="stop at the first failed case; the cases not reached get no run")
+        parser.add_argument("--scheduler", type=address_or_empty, default=None, metavar="tcp://HOST:PORT",
+                            help="spread the cases over the workers of this Dask scheduler (one case per "
+                                 "worker at a time; GPU cases on workers started with --resources GPU=1); "
+                                 "results are logged here, to the tracking URI")
+        parser.add_argument("--quiet", action="store_true",
+                            help="no progress output (on a terminal: no bar and no summary table; "
+                                 "elsewhere: no lines)")
+        add_pairing_flags(parser)
+
+    @classmethod
+    def run(cls, args: argparse.Namespace) -> int:
+        from mlcompare.suite.interrupts import Interrupted, SignalGuard
+
+        with SignalGuard() as guard:
+            try:
+                outcome = _run_suite(args, guard)
+            except Interrupted as stop:
+                print(f"mlcompare: interrupted by {stop.signal_name}; the current case and the suite "
+                      "are marked KILLED (`--resume` runs what is left)", file=sys.stderr)
+                return stop.exit_code
+        ok, skipped, failed = (outcome.count(s) for s in (Status.OK, Status.SKIPPED, Status.FAILED))
+        reused = f", {outcome.reused} already finished (resumed)" if args.resume else ""
+        print(f"mlcompare: {ok} ran, {skipped} skipped, {failed} failed{reused}; parent run {outcome.parent_run_id}")
+        return 1 if failed or outcome.stopped_early else 0
+
+
+def _run_suite(args: argparse.Namespace, guard):
+    experiment = experiment_from_args(args)
+    experiment.system_metrics = experiment.system_metrics or args.system_metrics
+    # Imported only now: a bad file must not even open the store.
+    from mlcompare.suite.cases import prepare_datasets
+    from mlcompare.suite.runner import run_suite
+    from mlcompare.tracking.writer import Recorder
+
+    live = None
+    if args.quiet:
+        say = lambda line: None  # noqa: E731
+    elif sys.stderr.isatty():
+        from mlcompare.suite.progress import LiveProgress
+
+        live = LiveProgress(sys.stderr)
+        say = live.say
+    else:
+        say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    cluster = None
+    if args.scheduler:  # reached before the store is touched: a bad address is an input error
+        from mlcompare.suite.spread import connect
+
+        _check_not_training_on(experiment, args.scheduler)
+        cluster = connect(args.scheduler)
+        say(f"mlcompare: spreading the cases over {cluster.describe()}")
+    try:
+        # before the store is touched; spread, every case's data (the workers may lack it)
+        prepared = prepare_datasets(experiment, say, guard, everywhere=cluster is not None)
+        suite = dict(say=say, prepared=prepared, guard=guard, resume=args.resume,
+                     fail_fast=args.fail_fast, cluster=cluster)
+        if live:
+            with live:
+                outcome = run_suite(experiment, Recorder(experiment.name), progress=live, **suite)
+            live.summary()
+            return outcome
+        return run_suite(experiment, Recorder(experiment.name), **suite)
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _check_not_training_on(experiment, address: str) -> None:
+    """The cluster that runs the cases cannot also train them: its workers are busy with cases."""
+    for case in experiment.cases():
+        if case.pairing.estimator_params(case.implementation).get("scheduler_address") == address:
+            raise InputError("--scheduler", None, f"{case.name} trains on {address} (scheduler_address), the "
+                             "cluster this suite is spread over: its workers would wait for each other; "
+                             "give the cases another cluster to train on, or leave scheduler_address out")
+
+

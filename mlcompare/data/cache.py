@@ -1,0 +1,247 @@
+"""Datasets: what a suite trains on, prepared once, split once, cached as Parquet.
+
+Three kinds: synthetic (`generator:` blobs, classification, regression), a card
+(`dataset:` a real dataset described in `datasets/`), and a user's own file (`file:`).
+Each is materialised once per suite into `$MLCOMPARE_DATA_DIR/<fingerprint>/` as
+train.parquet and test.parquet (columns f0..fN and target), so every case, each in its
+own process, reads identical bytes, on the CPU through pyarrow and on the GPU through
+cuDF straight into device memory. Nothing is ever pickled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mlcompare.data import synthetic
+from mlcompare.data.tables import TableSource
+from mlcompare.errors import InputError
+
+GENERATORS = synthetic.GENERATORS
+
+#: Which pairing tasks a generator's data can serve.
+GENERATOR_TASKS = {
+    # Unsupervised tasks use the blobs: their labels score clusterings, and their cluster
+    # structure is what decompositions and embeddings should keep.
+    "blobs": ("clustering", "clustering_fit_predict", "decomposition", "embedding"),
+    "classification": ("classification",),
+    "regression": ("regression",),
+}
+
+#: Bump when the bytes a definition produces change.
+_FORMAT_VERSION = 5
+_SPLITS = ("train", "test")
+_ARRAYS = ("X_train", "y_train", "X_test", "y_test")
+_WRITE_ROWS = 262_144  # rows per Parquet row group (bounded memory while writing)
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """One dataset at one size: synthetic, a card, or a user's file."""
+
+    name: str  # the generator, card or file name
+    n_samples: int | None  # None: every row of a card or file
+    n_features: int | None  # None: as the card or file has
+    seed: int = 0
+    test_size: float = 0.25
+    dtype: str = "float32"
+    options: dict[str, Any] = field(default_factory=dict)  # generator-specific knobs
+    kind: str = "synthetic"  # synthetic | card | file
+    table: TableSource | None = field(default=None, compare=False)
+
+    @property
+    def generator(self) -> str:
+        return self.name
+
+    @property
+    def tasks(self) -> tuple[str, ...]:
+        return GENERATOR_TASKS[self.name] if self.kind == "synthetic" else self.table.tasks
+
+    @property
+    def label(self) -> str:
+        if self.kind == "synthetic":
+            return f"{self.name} {human_count(self.n_samples)}×{self.n_features}"
+        rows = human_count(self.n_samples or self.table.rows) if (self.n_samples or self.table.rows) else ""
+        shape = f"{rows}×{self.table.features}" if rows and self.table.features else rows
+        return f"{self.name} {shape}".strip()
+
+    def fingerprint(self) -> str:
+        definition = {k: v for k, v in asdict(self).items() if k != "table"}
+        definition |= {"format": _FORMAT_VERSION, "chunk_rows": synthetic.CHUNK_ROWS}
+        if self.table is not None:
+            definition["table"] = {"raw": self.table.raw, "url": self.table.url, "sha256": self.table.sha256,
+                                   "sklearn": self.table.sklearn}
+            if self.table.path:
+                stat = os.stat(self.table.path)
+                definition["file"] = [self.table.path, stat.st_size, stat.st_mtime_ns]
+        blob = json.dumps(definition, sort_keys=True, default=str).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def human_count(n: int) -> str:
+    """10000 -> '10k', 2500000 -> '2.5M' (for run names)."""
+    for div, suffix in ((1_000_000, "M"), (1_000, "k")):
+        if n >= div:
+            value = n / div
+            return f"{value:.0f}{suffix}" if value == int(value) else f"{value:.3g}{suffix}"
+    return str(n)
+
+
+def data_dir() -> Path:
+    """Where datasets are cached: $MLCOMPARE_DATA_DIR, else the user's cache directory."""
+    env = os.environ.get("MLCOMPARE_DATA_DIR")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "mlcompare" / "datasets"
+
+
+def produce(spec: DatasetSpec, root: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The full (X, y) of a dataset, X in the requested dtype."""
+    if spec.kind == "synthetic":
+        return synthetic.generate(spec.name, spec.n_samples, spec.n_features, spec.seed, spec.dtype, spec.options)
+    from mlcompare.data import download, tables
+
+    table = spec.table
+    path = None if table.sklearn else Path(table.path) if table.path else download.fetch(table, root)
+    frame = tables.read_frame(table, path, nrows=spec.n_samples)
+    if spec.n_samples and len(frame) < spec.n_samples:
+        raise InputError(table.source, "n_samples", f"{spec.n_samples} rows requested, {table.name} has {len(frame)}")
+    return tables.to_arrays(frame, table, table.tasks[0], spec.dtype)
+
+
+def materialise(spec: DatasetSpec, root: Path | None = None) -> Path:
+    """Produce, split and cache the dataset unless already cached; return its directory."""
+    root = root or data_dir()
+    target = root / spec.fingerprint()
+    if (target / "definition.json").exists():  # written last: the cache entry is whole
+        return target
+    root.mkdir(parents=True, exist_ok=True)
+    X, y = produce(spec, root)
+    train, test = split_indices(y, spec)
+    # Written to a temporary folder, then renamed: a killed suite leaves no half cache.
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=root))
+    try:
+        digests = {}
+        for name, rows in zip(_SPLITS, (train, test)):
+            digests[f"X_{name}"], digests[f"y_{name}"] = _write_parquet(tmp / f"{name}.parquet", X, y, rows)
+        card = {k: v for k, v in asdict(spec).items() if k != "table"} | {
+            "label": spec.label, "content_sha256": _combine(digests), "n_train": len(train),
+            "n_test": len(test), "n_features_actual": X.shape[1], "source": describe_source(spec)}
+        (tmp / "definition.json").write_text(json.dumps(card, indent=2, default=str))
+        try:
+            tmp.rename(target)
+        except OSError:  # another suite cached it first
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def split_indices(y: np.ndarray, spec: DatasetSpec) -> tuple[np.ndarray, np.ndarray]:
+    """Train/test row indices from the seed; stratified by label where every class can be."""
+    from sklearn.model_selection import train_test_split
+
+    rows = np.arange(len(y))
+    stratify = None
+    if y.dtype.kind in "iu":
+        counts = np.bincount(y)
+        if counts[counts > 0].min() >= 2:
+            stratify = y
+    train, test = train_test_split(rows, test_size=spec.test_size, random_state=spec.seed, stratify=stratify)
+    return np.sort(train), np.sort(test)
+
+
+def _write_parquet(path: Path, X: np.ndarray, y: np.ndarray, rows: np.ndarray) -> tuple[Any, Any]:
+    """Write rows of (X, y) in row groups; return the running sha256 of X's and y's bytes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    names = [f"f{i}" for i in range(X.shape[1])] + ["target"]
+    x_digest, y_digest = hashlib.sha256(), hashlib.sha256()
+    writer = None
+    try:
+        for start in range(0, len(rows), _WRITE_ROWS):
+            part = rows[start:start + _WRITE_ROWS]
+            Xp, yp = np.ascontiguousarray(X[part]), np.ascontiguousarray(y[part])
+            x_digest.update(Xp.data)
+            y_digest.update(yp.data)
+            table = pa.Table.from_arrays([pa.array(Xp[:, i]) for i in range(Xp.shape[1])] + [pa.array(yp)],
+                                         names=names)
+            # Dictionary encoding only bloats continuous floats; plain pages + snappy.
+            writer = writer or pq.ParquetWriter(path, table.schema, use_dictionary=False, compression="snappy")
+            writer.write_table(table)
+    finally:
+        if writer is not None:
+            writer.close()
+    return x_digest, y_digest
+
+
+def _combine(digests: dict[str, Any]) -> str:
+    """One content hash from the four arrays' own (row-major bytes, in split order)."""
+    return hashlib.sha256("".join(digests[k].hexdigest() for k in _ARRAYS).encode()).hexdigest()
+
+
+def content_matches(directory: Path) -> bool:
+    """Re-read a cached dataset and check it against the hash recorded when it was written."""
+    arrays = load_split(directory)
+    digests = {k: hashlib.sha256(np.ascontiguousarray(arrays[k]).data) for k in _ARRAYS}
+    return _combine(digests) == content_hash(directory)
+
+
+def describe_source(spec: DatasetSpec) -> str:
+    if spec.kind == "synthetic":
+        return f"synthetic:{spec.name}"
+    table = spec.table
+    return table.url or table.path or f"sklearn.datasets.{table.sklearn}"
+
+
+def definition(directory: Path) -> dict[str, Any]:
+    return json.loads((directory / "definition.json").read_text())
+
+
+def content_hash(directory: Path) -> str:
+    """sha256 of the cached arrays' bytes (train, then test), recorded when cached."""
+    return definition(directory)["content_sha256"]
+
+
+def load_split(directory: Path) -> dict[str, np.ndarray]:
+    """The four arrays of a materialised dataset, through pyarrow (never unpickled)."""
+    import pyarrow.parquet as pq
+
+    out = {}
+    for name in _SPLITS:
+        # Row group by row group into the final arrays: peak memory is the result plus one
+        # group, not the result plus the whole Arrow table.
+        parquet = pq.ParquetFile(directory / f"{name}.parquet")
+        schema = parquet.schema_arrow
+        features = [i for i, field_ in enumerate(schema) if field_.name != "target"]
+        rows = parquet.metadata.num_rows
+        X = np.empty((rows, len(features)), dtype=schema.field(features[0]).type.to_pandas_dtype())
+        y = np.empty(rows, dtype=schema.field("target").type.to_pandas_dtype())
+        start = 0
+        for group in range(parquet.num_row_groups):
+            table = parquet.read_row_group(group)
+            stop = start + table.num_rows
+            for j, i in enumerate(features):
+                X[start:stop, j] = table.column(i).to_numpy()
+            y[start:stop] = table.column("target").to_numpy()
+            start = stop
+        out[f"X_{name}"], out[f"y_{name}"] = X, y
+    return out
+
+
+def cached_entries(root: Path | None = None) -> list[tuple[Path, dict[str, Any]]]:
+    root = root or data_dir()
+    if not root.exists():
+        return []
+    return [(d, definition(d)) for d in sorted(root.iterdir()) if (d / "definition.json").exists()]

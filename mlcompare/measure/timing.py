@@ -1,0 +1,38 @@
+"""Phase timing: one timed call, and repeated calls.
+
+GPU libraries return before their kernels finish; a timer stopped then measures the
+launch, not the work. Every timed call on a GPU implementation therefore ends with
+`device.synchronize()` inside the timed region.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from mlcompare.measure import device
+
+#: A `min_time_s` loop never runs more fits than this, however fast they are.
+MAX_REPEATS = 1000
+
+
+def timed(fn: Callable[[], Any], on_gpu: bool) -> tuple[Any, float]:
+    """Run fn, wait for the device if on_gpu, and return (result, seconds)."""
+    start = time.perf_counter()
+    result = fn()
+    if on_gpu:
+        device.synchronize()
+    return result, time.perf_counter() - start
+
+
+def repeat(fn: Callable[[], Any], on_gpu: bool, repeats: int, min_time_s: float = 0.0) -> tuple[Any, list[float]]:
+    """At least `repeats` timed calls, more until their total reaches `min_time_s`.
+
+    Returns the last call's result and every call's seconds.
+    """
+    times: list[float] = []
+    result = None
+    while len(times) < repeats or (sum(times) < min_time_s and len(times) < MAX_REPEATS):
+        result, seconds = timed(fn, on_gpu)
+        times.append(seconds)
+    return result, times

@@ -1,0 +1,80 @@
+"""`python -m mlcompare.measure.worker SPEC RESULT`: one case in its own process.
+
+Reads the case spec (JSON), runs it, writes the result record (JSON). An exception in
+the case becomes a `failed` record; a crash leaves no record, which the suite reports
+(with the Python stack of a segfault in stderr, thanks to faulthandler).
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import re
+import signal
+import sys
+import traceback
+from pathlib import Path
+
+from mlcompare.records import Failure, Status
+
+#: Set by the suite: the worker must not outlive it (a SIGKILLed suite cannot kill it).
+PARENT_PID_ENV = "MLCOMPARE_SUITE_PID"
+
+# How CUDA libraries word running out of device memory (CuPy and RMM raise MemoryError
+# subclasses; XGBoost and others raise their own errors with these words).
+_OUT_OF_MEMORY = re.compile(r"out of memory|out_of_memory|cudaErrorMemoryAllocation|bad_alloc", re.IGNORECASE)
+
+
+def failure_kind(exc: BaseException) -> Failure:
+    """`out_of_memory` for host or device memory exhaustion, else `exception`."""
+    if isinstance(exc, MemoryError) or _OUT_OF_MEMORY.search(str(exc)):
+        return Failure.OUT_OF_MEMORY
+    return Failure.EXCEPTION
+
+
+def _die_with_the_suite() -> None:
+    """Ask Linux to SIGKILL this process when the suite that started it dies."""
+    parent = os.environ.get(PARENT_PID_ENV)
+    if not parent or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != int(parent):  # the suite died before the request took effect
+        os._exit(1)
+
+
+def main(argv: list[str]) -> int:
+    faulthandler.enable()
+    _die_with_the_suite()
+    spec_path, result_path = Path(argv[0]), Path(argv[1])
+    spec = json.loads(spec_path.read_text())
+    try:
+        if spec.get("accelerator"):
+            # Before anything imports scikit-learn (the runner does): the accelerator
+            # intercepts the imports that follow.
+            from mlcompare.measure.device import install_accelerator
+
+            install_accelerator(spec["accelerator"])
+        from mlcompare.measure.case import run_case
+
+        record = run_case(spec)
+    except Exception as exc:  # noqa: BLE001 - any failure of the case is its result
+        traceback.print_exc()
+        record = {"status": Status.FAILED, "failure": failure_kind(exc), "error_type": type(exc).__name__,
+                  "error": f"{type(exc).__name__}: {exc}".strip()}
+    from mlcompare.records import json_default
+
+    tmp = result_path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record, default=json_default))
+    tmp.replace(result_path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

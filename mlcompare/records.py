@@ -1,0 +1,119 @@
+"""The records that cross the process boundary between the suite and a case, typed once.
+
+A case's process is handed a `CaseSpec` and answers with a `CaseRecord`, both as JSON
+files (`mlcompare.suite.isolation`); the suite adds what it knows (names, sizes, the
+comparison with the baseline) to the same record before it is logged. Both are
+`TypedDict`s: plain dicts on the wire and in tests, with every key and its type written
+down here instead of scattered as string literals. `Status` values are strings too, so
+they survive JSON unchanged.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, TypedDict
+
+import numpy as np
+
+#: The tags that let `--resume` find what an earlier suite already finished: on the parent
+#: and every case run, and on every case run respectively (see `mlcompare.suite.resume`).
+EXPERIMENT_FINGERPRINT_TAG = "mlcompare.experiment_fingerprint"
+CASE_FINGERPRINT_TAG = "mlcompare.case_fingerprint"
+
+
+class Status(StrEnum):
+    """How a case ended (the `case_status` tag)."""
+
+    OK = "ok"  # it ran and was measured
+    SKIPPED = "skipped"  # it cannot run on this machine (library or GPU missing): the reason is kept
+    FAILED = "failed"  # it crashed, timed out, raised, or its data could not be made
+    KILLED = "killed"  # the suite was interrupted while it ran
+
+
+#: The MLflow run status each case status is recorded with.
+RUN_STATUS = {Status.OK: "FINISHED", Status.SKIPPED: "FINISHED", Status.FAILED: "FAILED", Status.KILLED: "KILLED"}
+
+
+class Failure(StrEnum):
+    """Why a case failed (the `failure_reason` tag)."""
+
+    TIMEOUT = "timeout"
+    SIGNAL = "signal"
+    EXIT = "exit"
+    EXCEPTION = "exception"
+    OUT_OF_MEMORY = "out_of_memory"
+    INTERRUPTED = "interrupted"
+    DATASET = "dataset"
+    WORKER = "worker"
+
+
+class CaseSpec(TypedDict, total=False):
+    """What a case's process is asked to do (written by the suite, read by `measure.case`)."""
+
+    estimator: str  # import path, checked against the allow-list again in the worker
+    library: str
+    device: str  # "cpu" | "gpu"
+    params: dict[str, Any]  # the estimator's keyword arguments (and a distributed one's cluster params)
+    task: str
+    metrics: list[str]
+    repeats: int
+    min_time_s: float
+    threads: int | None
+    dataset_dir: str
+    predictions_path: str
+    accelerator: str | None
+    distributed: str | None
+    plugin: str
+    allowed_modules: list[str]
+
+
+class CaseRecord(TypedDict, total=False):
+    """One case's result: filled by its process, completed by the suite, logged as a run."""
+
+    status: Status
+    # why it did not run, or failed
+    skip_reason: str
+    failure: Failure
+    error: str
+    error_type: str
+    signal: str
+    stderr_tail: str
+    # measured in the case's process
+    metrics: dict[str, float]
+    fit_times: list[float]
+    fit_host_times: list[float]
+    effective_params: dict[str, str]
+    ran_on: str
+    threadpools: str
+    library_version: str
+    model_time_s: float
+    cluster: dict[str, Any]
+    threads: int
+    # added by the suite
+    pairing: str
+    implementation: str
+    library: str
+    device: str
+    dataset: str
+    n_samples: int | None
+    n_features: int | None
+    baseline: bool
+    main_metric: str
+    dataset_sha256: str
+    dataset_source: str
+    predictions_path: str
+    predictions: Any  # a spread case's predictions on their way back (an array)
+    parity: str
+    baseline_host: str
+    worker_host: str
+    dask_worker: str
+    worker_fingerprint: dict[str, str]
+    reused_from: str  # --resume: the run this case's result was taken from
+    reused_parent: str
+
+
+def json_default(value: Any) -> Any:
+    """For json.dumps: numpy scalars as Python numbers, anything else as text."""
+    if isinstance(value, np.generic):
+        return value.item()
+    return str(value)

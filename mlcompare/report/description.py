@@ -1,0 +1,55 @@
+"""The parent run's description (`mlflow.note.content`): the headline numbers in Markdown."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from mlcompare.records import Status
+from mlcompare.report import results
+from mlcompare.report.render import markdown_table
+from mlcompare.report.table import Comparison, break_even_data, number_text, rows_text, sections, worker_lines
+
+_DESCRIPTION_LIMIT = 5500  # MLflow keeps tags up to 8000 characters; the recorder clips at 6000
+
+
+
+def description(comparison: Comparison) -> str:
+    """Markdown for the parent run's description (`mlflow.note.content`): the headline numbers."""
+    cases = comparison.cases
+    suite = comparison.suites[0]
+    counts = cases["status"].value_counts().to_dict()
+    name = suite.run.params.get("suite_name", suite.run.name)
+    lines = [f"**mlcompare suite `{name}`** on {results.host_label(suite.run.tags)}: "
+             f"{counts.get('ok', 0)} cases ran, {counts.get('skipped', 0)} skipped, {counts.get('failed', 0)} failed.",
+             ""]
+    ran = cases[(cases["status"] == Status.OK) & ~cases["is_baseline"] & cases["speedup_fit"].notna()]
+    if not ran.empty:
+        lines.append("Fit speed-up against the baseline, best per pairing and implementation:")
+        best = (ran.sort_values("speedup_fit", ascending=False)
+                .groupby(["pairing", "implementation"], sort=False).head(1))
+        for r in best.itertuples():
+            ci = (f" [{r.speedup_fit_ci_low:.3g}–{r.speedup_fit_ci_high:.3g}]"
+                  if not pd.isna(r.speedup_fit_ci_low) and not pd.isna(r.speedup_fit_ci_high) else "")
+            parity = f", parity {r.parity}" if r.parity in ("ok", "degraded") else ""
+            lines.append(f"- {r.pairing} · {r.impl_label} on {results.group_label(r.dataset_label, r.sweep_shared)}: "
+                         f"**{r.speedup_fit:.3g}×**{ci} vs {r.baseline}, "
+                         f"{r.main_metric} {number_text(r.quality)}{parity}")
+        lines.append("")
+    for b in comparison.break_evens:
+        lines.append(f"- break-even: {b.pairing} · {b.impl_label} beats {b.baseline} from about "
+                     f"{rows_text(b.rows)} rows ({break_even_data(b)})")
+    lines += [f"- workers: {line}" for line in worker_lines(cases)]
+    skipped = cases[cases["status"] == Status.SKIPPED]
+    if not skipped.empty:
+        reasons = dict.fromkeys(f"{r.implementation}: {r.note}" for r in skipped.itertuples())
+        lines.append(f"- skipped here: {'; '.join(reasons)}")
+    failed = cases[cases["status"] == Status.FAILED]
+    for r in failed.itertuples():
+        lines.append(f"- FAILED {r.run_name}: {r.note}")
+    lines += ["", "Artifacts: `comparison.html` (table and plots), `comparison.csv`, `comparison.md`, "
+              "`comparison_table.json`, `plots/`."]
+    text = "\n".join(lines)
+    table = "\n".join(f"#### {pairing}\n\n{markdown_table(cells)}\n" for pairing, cells, _, _ in sections(comparison))
+    if len(text) + len(table) + 2 <= _DESCRIPTION_LIMIT:
+        text += "\n\n" + table
+    return text[:_DESCRIPTION_LIMIT]

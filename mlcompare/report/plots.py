@@ -1,0 +1,336 @@
+"""The suite's plots as PNG bytes, drawn with matplotlib's Agg renderer (no display needed).
+
+Figures are built as `matplotlib.figure.Figure` objects, never through pyplot, so nothing
+here touches matplotlib's global backend or state.
+
+Each function takes the case frame of `mlcompare.report.results.case_frame` and returns PNG bytes.
+A plot with nothing to show still renders, with a line saying why, so a suite always
+carries the same set of files.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Callable
+
+import pandas as pd
+
+from mlcompare.records import Status
+from mlcompare.report.breakeven import BreakEven
+from mlcompare.report.results import group_label
+
+_DEVICE_COLOURS = {"cpu": "#4c72b0", "gpu": "#55a868"}
+_MARKERS = "osD^vP*Xh"
+
+
+def render_all(cases: pd.DataFrame, found: list[BreakEven]) -> dict[str, bytes]:
+    """Every plot of `PLOTS`, keyed by its file name, in the order they are shown."""
+    return {name: draw(cases, found) for name, draw in PLOTS.items()}
+
+
+def speedup(cases: pd.DataFrame) -> bytes:
+    """Fit speed-up of every case against its baseline, on a log axis (1 = as fast)."""
+    data = _ran(cases)
+    data = data[~data["is_baseline"] & data["speedup_fit"].notna()]
+    data = data.sort_values(["pairing", "dataset", "n_features", "n_samples", "implementation"])
+    labels = [f"{r.pairing} · {r.impl_label} · {group_label(r.dataset_label, r.sweep_shared)}" + _suite_tag(cases, r)
+              for r in data.itertuples()]
+    # wider for long labels (sweep points), so the bars keep about four inches
+    width = max(8.0, 4 + 0.065 * max(map(len, labels), default=0))
+    fig, ax = _figure(width, max(2.5, 0.35 * len(data) + 1.3))
+    if data.empty:
+        return _empty(fig, ax, "no case to compare with a baseline ran")
+    y = list(range(len(data)))[::-1]
+    values = data["speedup_fit"].to_numpy()
+    colours = [_DEVICE_COLOURS.get(d, "#8172b2") for d in data["device"]]
+    ax.barh(y, values - 1.0, left=1.0, color=colours)  # bars grow from 1× (as fast) either way
+    low, high = data["speedup_fit_ci_low"].to_numpy(), data["speedup_fit_ci_high"].to_numpy()
+    has_ci = ~(pd.isna(low) | pd.isna(high))
+    if has_ci.any():
+        err = [[v - lo if ok else 0 for v, lo, ok in zip(values, low, has_ci)],
+               [hi - v if ok else 0 for v, hi, ok in zip(values, high, has_ci)]]
+        ax.errorbar(values, y, xerr=err, fmt="none", ecolor="black", capsize=3, lw=1)
+    ax.axvline(1.0, color="black", lw=1, ls="--")
+    _log(ax, x=True, y=False)
+    span = [min(values.min(), 1.0) / 1.3, max(values.max(), 1.0) * 1.5]
+    if has_ci.any():
+        span = [min(span[0], pd.Series(low).min() / 1.3), max(span[1], pd.Series(high).max() * 1.3)]
+    ax.set_xlim(*span)
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.set_xlabel("fit speed-up against the baseline (×, log scale; > 1 is faster)")
+    for yi, v in zip(y, values):
+        ax.annotate(f"{v:.2g}×", (v, yi), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
+    handles = [_patch(c, d) for d, c in _DEVICE_COLOURS.items() if d in set(data["device"])]
+    ax.legend(handles=handles, loc="lower right", fontsize=8)
+    ax.set_title("Fit speed-up per case" + (" (bars: 95 % CI)" if has_ci.any() else ""))
+    return _png(fig)
+
+
+def time_vs_rows(cases: pd.DataFrame, found: list[BreakEven] | None = None) -> bytes:
+    """Fit time against rows, one log-log panel per pairing, a line per implementation;
+    dotted verticals mark break-even sizes."""
+    data = _ran(cases)
+    pairings = list(dict.fromkeys(data["pairing"]))
+    fig, axes = _panels(len(pairings))
+    if not pairings:
+        return _empty(fig, axes[0], "no case ran")
+    for ax, pairing in zip(axes, pairings):
+        part = data[data["pairing"] == pairing]
+        several = part.groupby(["dataset", "n_features"]).ngroups > 1
+        for index, ((series, dataset, d), line) in enumerate(
+                part.groupby(["series", "dataset", "n_features"], sort=False)):
+            line = line.sort_values("n_samples")
+            label = series + (f" · {dataset} ×{d}" if several else "")
+            ax.plot(line["n_samples"].astype(float), line["fit_time_s"], marker=_MARKERS[index % len(_MARKERS)],
+                    label=label, color=_colour(part, series), ls="--" if line["is_baseline"].iloc[0] else "-")
+        for b in found or []:
+            if b.pairing == pairing and b.suite_run_id in set(part["suite_run_id"]):
+                ax.axvline(b.rows, color="#c44e52", ls=":", lw=1.2)
+                ax.annotate(f"{group_label(b.impl_label, b.sweep_shared)} ≥ {_rows(b.rows)} rows", (b.rows, 1),
+                            xycoords=("data", "axes fraction"),
+                            xytext=(3, -12), textcoords="offset points", fontsize=7, color="#c44e52", rotation=90,
+                            va="top", bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.8})
+        _log(ax, x=True, y=True)
+        ax.set_title(pairing)
+        ax.set_xlabel("training rows")
+        ax.set_ylabel("fit time (s, median)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle("Fit time against rows (log-log; dotted: break-even)")
+    return _png(fig)
+
+
+def quality_vs_time(cases: pd.DataFrame) -> bytes:
+    """Main quality metric against fit time per pairing; filled markers are on the Pareto
+    front of their dataset (no other implementation both faster and at least as good)."""
+    data = _ran(cases)
+    data = data[data["quality"].notna()].copy()
+    pairings = list(dict.fromkeys(data["pairing"]))
+    fig, axes = _panels(len(pairings))
+    if not pairings:
+        return _empty(fig, axes[0], "no quality metric recorded")
+    data["pareto"] = False
+    for _, group in data.groupby(["suite_run_id", "pairing", "dataset", "n_samples", "n_features", "sweep_shared"]):
+        front = pareto_front(group["fit_time_s"].tolist(), group["quality"].tolist(),
+                             bool(group["higher_is_better"].iloc[0]))
+        data.loc[group.index, "pareto"] = front
+    for ax, pairing in zip(axes, pairings):
+        part = data[data["pairing"] == pairing]
+        for index, (series, points) in enumerate(part.groupby("series", sort=False)):
+            colour = _colour(part, series)
+            marker = _MARKERS[index % len(_MARKERS)]
+            on = points[points["pareto"]]
+            off = points[~points["pareto"]]
+            ax.scatter(on["fit_time_s"], on["quality"], color=colour, marker=marker, s=45, label=series)
+            ax.scatter(off["fit_time_s"], off["quality"], facecolors="none", edgecolors=colour, marker=marker, s=45,
+                       label=None if len(on) else series)
+            for r in points.itertuples():
+                ax.annotate(r.dataset_label.split(" ", 1)[-1], (r.fit_time_s, r.quality), xytext=(4, 3),
+                            textcoords="offset points", fontsize=6, color="#555555")
+        _log(ax, x=True, y=False)
+        ax.set_title(pairing)
+        ax.set_xlabel("fit time (s, log scale)")
+        metric = part["main_metric"].iloc[0]
+        ax.set_ylabel(f"{metric} ({'higher' if part['higher_is_better'].iloc[0] else 'lower'} is better)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle("Quality against fit time (filled: on the Pareto front of its dataset)")
+    return _png(fig)
+
+
+def cold_vs_warm(cases: pd.DataFrame) -> bytes:
+    """First fit in a fresh process against the median warm fit; above the diagonal is start-up cost."""
+    data = _ran(cases)
+    data = data[data["fit_cold_time_s"].notna()]
+    fig, ax = _figure(7, 5.5)
+    if data.empty:
+        return _empty(fig, ax, "no case ran")
+    pairings = list(dict.fromkeys(data["pairing"]))
+    for (series, pairing), points in data.groupby(["series", "pairing"], sort=False):
+        ax.scatter(points["fit_time_s"], points["fit_cold_time_s"], color=_colour(data, series),
+                   marker=_MARKERS[pairings.index(pairing) % len(_MARKERS)], s=40, label=f"{pairing} · {series}")
+    low = min(data["fit_time_s"].min(), data["fit_cold_time_s"].min()) * 0.7
+    high = max(data["fit_time_s"].max(), data["fit_cold_time_s"].max()) * 1.4
+    ax.plot([low, high], [low, high], color="black", lw=1, ls="--")
+    _log(ax, x=True, y=True)
+    ax.set_xlim(low, high)
+    ax.set_ylim(low, high)
+    ax.set_xlabel("warm fit (s, median of repeats)")
+    ax.set_ylabel("cold fit (s, first in the process)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title("Cold against warm fit (dashed: equal)")
+    return _png(fig)
+
+
+def time_vs_workers(cases: pd.DataFrame) -> bytes:
+    """Fit time against Dask workers: a panel per `worker_panels`, a line per distributed
+    implementation (bars: the interval of the median from the repeats), the panel's other
+    implementations as dashed horizontal references."""
+    panels = worker_panels(cases)
+    fig, axes = _panels(len(panels))
+    if not panels:
+        return _empty(fig, axes[0], "no case logged dask_workers: no distributed implementation ran")
+    for ax, (title, part) in zip(axes, panels):
+        _workers_panel(ax, part)
+        ax.set_title(title, fontsize=9)
+    fig.suptitle("Fit time against Dask workers (log-log; dashed: not distributed)")
+    return _png(fig)
+
+
+def worker_panels(cases: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """(title, cases that ran) per suite × pairing × dataset × shared sweep point, where
+    a case logged `dask_workers`."""
+    data = _ran(cases)
+    several = data["suite_run_id"].nunique() > 1
+    panels = []
+    for (suite, pairing, dataset, shared), part in data.groupby(
+            ["suite_label", "pairing", "dataset_label", "sweep_shared"], sort=False):
+        if part["dask_workers"].notna().any():
+            where = f" · {suite.split(' ', 1)[0]}" if several else ""
+            panels.append((f"{pairing} · {group_label(dataset, shared)}{where}", part))
+    return panels
+
+
+def _workers_panel(ax, part: pd.DataFrame) -> None:
+    import matplotlib
+    from matplotlib.ticker import NullLocator
+
+    colours = matplotlib.colormaps["tab10"]
+    distributed = part[part["dask_workers"].notna()]
+    lines = list(distributed.groupby("implementation", sort=False))
+    for index, (impl, line) in enumerate(lines):
+        line = line.sort_values("dask_workers", kind="stable")
+        x = line["dask_workers"].astype(float).to_numpy()
+        y = line["fit_time_s"].to_numpy(dtype=float)
+        ax.plot(x, y, marker=_MARKERS[index % len(_MARKERS)], color=colours(index % 10), label=impl)
+        low, high = line["fit_ci_low_s"].to_numpy(dtype=float), line["fit_ci_high_s"].to_numpy(dtype=float)
+        has = ~(pd.isna(low) | pd.isna(high))
+        if has.any():
+            err = [(y[has] - low[has]).clip(min=0), (high[has] - y[has]).clip(min=0)]
+            ax.errorbar(x[has], y[has], yerr=err, fmt="none", ecolor=colours(index % 10), capsize=3, lw=1)
+    references = part[part["dask_workers"].isna()]
+    for index, r in enumerate(references.itertuples(), start=len(lines)):
+        ax.axhline(r.fit_time_s, color=colours(index % 10), ls="--", lw=1.2, label=f"{r.impl_label} (not distributed)")
+    workers = sorted({int(w) for w in distributed["dask_workers"]})
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(workers, [str(w) for w in workers])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlim(workers[0] / 1.5, workers[-1] * 1.5)
+    _log(ax, x=False, y=True)
+    ax.set_xlabel("Dask workers (log2 scale)")
+    ax.set_ylabel("fit time (s, median; bars: CI)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+
+
+def pareto_front(times: list[float], qualities: list[float], higher_is_better: bool = True) -> list[bool]:
+    """For each point, whether no other point is at least as fast and as good, and better in one."""
+    sign = 1 if higher_is_better else -1
+    front = []
+    for i, (t, q) in enumerate(zip(times, qualities)):
+        dominated = any(t2 <= t and sign * q2 >= sign * q and (t2 < t or sign * q2 > sign * q)
+                        for j, (t2, q2) in enumerate(zip(times, qualities)) if j != i)
+        front.append(not dominated)
+    return front
+
+
+# --- helpers -------------------------------------------------------------------------
+
+def _ran(cases: pd.DataFrame) -> pd.DataFrame:
+    """The cases that ran, each with its `series`: implementation, sweep point and (among several) suite."""
+    data = cases[(cases["status"] == Status.OK) & cases["fit_time_s"].notna()].copy()
+    several = cases["suite_run_id"].nunique() > 1
+    data["series"] = [_series(r, several) for r in data.itertuples()]
+    return data
+
+
+def _series(row: object, several_suites: bool) -> str:
+    label = group_label(row.impl_label, row.sweep_shared)
+    return f"{label} · {row.suite_label.split(' ', 1)[0]}" if several_suites else label
+
+
+def _suite_tag(cases: pd.DataFrame, row: object) -> str:
+    return f" · {row.suite_label.split(' ', 1)[0]}" if cases["suite_run_id"].nunique() > 1 else ""
+
+
+def _log(ax, x: bool, y: bool) -> None:
+    """Log scale labelled with plain numbers (0.3, 2, 1e+04) instead of 3×10⁻¹."""
+    from matplotlib.ticker import LogFormatter
+
+    class Plain(LogFormatter):
+        def __call__(self, value: float, pos: int | None = None) -> str:
+            return f"{value:g}" if super().__call__(value, pos) else ""
+
+    for wanted, axis, scale in ((x, ax.xaxis, ax.set_xscale), (y, ax.yaxis, ax.set_yscale)):
+        if wanted:
+            scale("log")
+            axis.set_major_formatter(Plain(labelOnlyBase=False))
+            axis.set_minor_formatter(Plain(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
+
+
+def _colour(part: pd.DataFrame, series: str) -> str:
+    import matplotlib
+
+    names = list(dict.fromkeys(part["series"]))
+    return matplotlib.colormaps["tab10"](names.index(series) % 10)
+
+
+def _figure(width: float, height: float):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def _panels(count: int):
+    from matplotlib.figure import Figure
+
+    count = max(count, 1)
+    cols = min(count, 2)
+    rows = math.ceil(count / cols)
+    fig = Figure(figsize=(6 * cols, 4.2 * rows), dpi=100, layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False).ravel().tolist()
+    for extra in axes[count:]:
+        extra.set_visible(False)
+    return fig, axes[:count]
+
+
+def _empty(fig, ax, why: str) -> bytes:
+    ax.set_axis_off()
+    ax.text(0.5, 0.5, why, ha="center", va="center", transform=ax.transAxes)
+    return _png(fig)
+
+
+def _patch(colour: str, label: str):
+    from matplotlib.patches import Patch
+
+    return Patch(color=colour, label=label)
+
+
+def _rows(n: float) -> str:
+    from mlcompare.data.cache import human_count
+
+    return human_count(int(round(n)))
+
+
+def _png(fig) -> bytes:
+    """Rendered by Agg directly: no pyplot, no global backend, no display."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    buffer = io.BytesIO()
+    FigureCanvasAgg(fig).print_png(buffer)
+    return buffer.getvalue()
+
+
+#: The suite's plots: file name under the parent run's `plots/` folder -> how it is drawn
+#: from the case frame and the break-evens. Adding a plot is one entry here.
+PLOTS: dict[str, Callable[[pd.DataFrame, list[BreakEven]], bytes]] = {
+    "speedup.png": lambda cases, found: speedup(cases),
+    "time_vs_rows.png": time_vs_rows,
+    "quality_vs_time.png": lambda cases, found: quality_vs_time(cases),
+    "cold_vs_warm.png": lambda cases, found: cold_vs_warm(cases),
+    "time_vs_workers.png": lambda cases, found: time_vs_workers(cases),
+}
+NAMES = tuple(PLOTS)

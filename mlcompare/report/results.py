@@ -1,0 +1,139 @@
+"""Stored suites as one flat table: a row per case run, with the columns reports and plots need.
+
+Everything here is read from what the store holds (params, metrics, tags and the repeat
+history of each case), so a suite recorded on another machine or by an older version
+reads the same way. Metrics a version did not record are simply missing (NaN).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from mlcompare.data.cache import human_count
+from mlcompare.measure.quality import HIGHER_IS_BETTER, TASK_METRICS
+from mlcompare.measure.stats import median_ci
+from mlcompare.records import Status
+
+if TYPE_CHECKING:  # only the types: reading results never needs MLflow itself
+    from mlcompare.tracking.stored import StoredRun, StoredSuite
+
+#: Metrics copied from each case run as they are (absent ones become NaN).
+CASE_METRICS = ("fit_time_s", "fit_time_min_s", "fit_time_iqr_s", "fit_cold_time_s", "predict_time_s",
+                "transfer_time_s", "end_to_end_time_s", "speedup_fit", "speedup_fit_ci_low",
+                "speedup_fit_ci_high", "quality_delta", "prediction_agreement", "peak_host_memory_mb")
+_QUALITY_ORDER = tuple(m for metrics in TASK_METRICS.values() for m in metrics)
+
+#: Params copied as text, "" where a run has none (runs without a sweep, older stores).
+#: `sweep_shared` is the part of a sweep point the baseline follows (its own comparison
+#: group), `sweep_own` an implementation's own point (compared with the same baseline).
+TEXT_PARAMS = ("sweep", "sweep_shared", "sweep_own", "dask_cluster")
+#: Params read as nullable integers (missing: <NA>); logged by distributed implementations.
+INT_PARAMS = ("dask_workers", "dask_threads_per_worker")
+
+COLUMNS = ("suite_run_id", "suite", "suite_label", "host", "run_id", "run_name", "pairing", "implementation",
+           "impl_label", "library", "device", "dataset", "n_samples", "n_features", "dataset_label", "baseline",
+           "is_baseline", "status", "note", "main_metric", "higher_is_better", "quality", "parity",
+           "repeats_done", "fit_ci_low_s", "fit_ci_high_s", "fit_ci_level") + TEXT_PARAMS + INT_PARAMS + CASE_METRICS
+
+
+def case_frame(suites: list[StoredSuite]) -> pd.DataFrame:
+    """One row per case run of the given suites, in the order they ran."""
+    rows = []
+    for number, suite in enumerate(suites, 1):
+        label = suite_label(suite, number if len(suites) > 1 else None)
+        host = host_label(suite.run.tags)
+        for run in suite.cases:
+            rows.append(_case_row(suite, label, host, run))
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    for column in ("n_samples", "n_features") + INT_PARAMS:
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
+    return frame
+
+
+def _case_row(suite: StoredSuite, label: str, host: str, run: StoredRun) -> dict[str, Any]:
+    p, m, t = run.params, run.metrics, run.tags
+    main = main_metric(p.get("pairing", ""), t, m)
+    repeats = run.history.get("fit_time_repeat_s", [])
+    low, high, level = median_ci(repeats) if repeats else (math.nan, math.nan, math.nan)
+    status = t.get("case_status") or (Status.OK if run.status == "FINISHED" else Status.FAILED)
+    n_samples, n_features = _int(p.get("n_samples")), _int(p.get("n_features"))
+    is_baseline = p.get("implementation") == t.get("baseline")
+    row = {
+        "suite_run_id": suite.run.run_id, "suite": suite.run.params.get("suite_name", suite.run.name),
+        "suite_label": label, "host": host, "run_id": run.run_id, "run_name": run.name,
+        "pairing": p.get("pairing"), "implementation": p.get("implementation"),
+        "impl_label": impl_label(p.get("implementation"), p.get("sweep_own", "")), "library": p.get("library"),
+        "device": p.get("device"), "dataset": p.get("dataset"), "n_samples": n_samples, "n_features": n_features,
+        "dataset_label": _dataset_label(p.get("dataset"), n_samples, n_features),
+        "baseline": t.get("baseline"), "is_baseline": is_baseline, "status": status,
+        "note": t.get("skip_reason") or t.get("error") or "",
+        "main_metric": main, "higher_is_better": HIGHER_IS_BETTER.get(main, True),
+        "quality": m.get(main, math.nan) if main else math.nan,
+        "parity": t.get("parity") or ("baseline" if is_baseline and status == Status.OK else ""),
+        "repeats_done": len(repeats), "fit_ci_low_s": low, "fit_ci_high_s": high, "fit_ci_level": level,
+        **{k: p.get(k, "") for k in TEXT_PARAMS}, **{k: _int(p.get(k)) for k in INT_PARAMS},
+        **{k: m.get(k, math.nan) for k in CASE_METRICS},
+    }
+    if is_baseline and status == Status.OK and math.isnan(row["speedup_fit"]):
+        row["speedup_fit"] = 1.0
+    return row
+
+
+def impl_label(implementation: str | None, sweep_own: str = "") -> str:
+    """'xgboost_cpu [max_bin=64]': an implementation at one point of its own sweep is a column of its own."""
+    name = implementation or ""
+    return f"{name} [{sweep_own}]" if sweep_own else name
+
+
+def group_label(dataset_label: str, sweep_shared: str = "") -> str:
+    """'classification 1k×6 · max_depth=4': a dataset at one shared sweep point, a comparison group of its own."""
+    return f"{dataset_label} · {sweep_shared}" if sweep_shared else dataset_label
+
+
+def main_metric(pairing: str, tags: dict[str, str], metrics: dict[str, float]) -> str | None:
+    """The pairing's main quality metric: the run's own tag, else the catalog, else the first known one logged."""
+    if tags.get("main_metric"):
+        return tags["main_metric"]
+    from mlcompare.config.pairing import load_catalog
+
+    try:
+        catalog = load_catalog()
+    except Exception:  # noqa: BLE001 - a broken local catalog must not stop a report on stored runs
+        catalog = {}
+    if pairing in catalog:
+        return catalog[pairing].metrics[0]
+    return next((name for name in _QUALITY_ORDER if name in metrics), None)
+
+
+def host_label(tags: dict[str, str]) -> str:
+    """'AMD EPYC · 2 cores · 23.5 GB · no GPU': enough to tell two machines apart."""
+    parts = [tags.get("host.cpu_model", "unknown CPU")]
+    if tags.get("host.cpu_physical_cores"):
+        parts.append(f"{tags['host.cpu_physical_cores']} cores")
+    if tags.get("host.ram_gb"):
+        parts.append(f"{tags['host.ram_gb']} GB")
+    gpu = tags.get("host.gpu", "")
+    parts.append("no GPU" if not gpu or gpu.startswith("none") else gpu)
+    return " · ".join(parts)
+
+
+def suite_label(suite: StoredSuite, number: int | None = None) -> str:
+    name = suite.run.params.get("suite_name", suite.run.name)
+    prefix = f"#{number} " if number is not None else ""
+    return f"{prefix}{name} ({suite.run.run_id[:8]})"
+
+
+def _dataset_label(generator: str | None, n: int | None, d: int | None) -> str:
+    if n is None or d is None:
+        return generator or ""
+    return f"{generator} {human_count(n)}×{d}"
+
+
+def _int(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None

@@ -1,0 +1,11 @@
+"""Suite: everything in the suite's own process, around the cases.
+
+The order of the cases, a fresh process for each (isolation), spreading them over a Dask
+cluster, signals as a clean stop, resume fingerprints, the progress shown on the
+terminal, the host fingerprint, the comparison of each case with its baseline, and the
+hand-over of each finished record to the tracking side.
+
+It may import `config/`, `data/`, `measure/` (capability checks, statistics), `records`
+and `errors`; it reaches MLflow only through a recorder object it is given (`tracking/`)
+and the report only when the suite ends.
+"""

@@ -1,0 +1,97 @@
+"""A finished case's record as an MLflow child run: its params, metrics, tags and texts.
+
+The suite hands the result to a recorder (`mlcompare.tracking.writer.Recorder`, or any
+object with its methods); only that recorder talks to MLflow.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mlcompare.config.experiment import Case, Experiment
+from mlcompare.config.pairing import Implementation
+from mlcompare.config.selection import point_label
+from mlcompare.measure import cluster as dask_cluster
+from mlcompare.records import RUN_STATUS, CaseRecord
+
+if TYPE_CHECKING:
+    from mlcompare.tracking.writer import Recorder
+
+
+def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Experiment, threads: int,
+         fingerprint: dict[str, str]) -> None:
+    impl, pairing, spec = case.implementation, case.pairing, case.dataset
+    params: dict[str, Any] = {
+        "pairing": pairing.name, "implementation": impl.name, "library": impl.library,
+        "device": impl.device, "dataset": spec.name, "dataset_kind": spec.kind,
+        "n_samples": record["n_samples"] or "all", "n_features": record["n_features"] or "as the data has",
+        "dtype": spec.dtype, "seed": spec.seed,
+        "repeats": experiment.repeats, "min_time_s": experiment.min_time_s,
+        "threads": record.get("threads", threads) if impl.device == "cpu" else "library default",
+        "input_modes": _input_modes(impl),
+        "estimator": impl.estimator,
+        **{f"shared.{k}": v for k, v in pairing.params.items()},
+    }
+    if impl.accelerator:
+        params["accelerator"] = impl.accelerator
+    if impl.distributed:
+        params.update(_cluster_params(case, record))
+    if case.shared_point or case.impl_point:
+        # each swept value as its own param, so the UI's charts can use it as an axis
+        params["sweep"] = point_label(case.shared_point + case.impl_point)
+        params.update({f"sweep.{k}": v for k, v in case.shared_point + case.impl_point})
+        # which part the baseline follows (a row of the comparison) and which is this
+        # implementation's own (a column of its own)
+        if case.shared_point:
+            params["sweep_shared"] = point_label(case.shared_point)
+        if case.impl_point:
+            params["sweep_own"] = point_label(case.impl_point)
+    effective = record.get("effective_params") or pairing.estimator_params(impl)
+    params.update({f"estimator.{k}": v for k, v in effective.items()})
+    tags = {"mlcompare.kind": "case", "case_status": record["status"], "baseline": pairing.baseline,
+            "main_metric": pairing.main_metric,
+            "dataset_fingerprint": spec.fingerprint(), "task": pairing.task, **fingerprint}
+    if pairing.plugin:
+        tags["plugin"] = pairing.plugin
+    differences = pairing.differences(impl)
+    if differences:
+        tags["param_differences"] = " | ".join(differences)
+    for key in ("skip_reason", "error", "ran_on", "threadpools", "library_version", "parity", "dataset_sha256",
+                "signal", "worker_host", "dask_worker", "baseline_host"):
+        if record.get(key):
+            tags[key] = str(record[key])
+    if record.get("failure"):
+        tags["failure_reason"] = record["failure"]
+    texts = {"worker_stderr.txt": record["stderr_tail"]} if record.get("stderr_tail") else None
+    status = RUN_STATUS[record["status"]]
+    history = {name: record[key] for name, key in (("fit_time_repeat_s", "fit_times"),
+                                                   ("fit_host_input_time_repeat_s", "fit_host_times"))
+               if record.get(key)}
+    dataset_input = None
+    if record.get("dataset_sha256"):
+        dataset_input = {"name": spec.label, "digest": record["dataset_sha256"][:16],
+                         "source": record["dataset_source"], "rows": record["n_samples"],
+                         "features": record["n_features"], "dtype": spec.dtype}
+    recorder.log_case(case.name, status, params, record.get("metrics", {}), tags, history=history, texts=texts,
+                      dataset=dataset_input)
+
+
+def _input_modes(impl: Implementation) -> str:
+    """Where the timed fits find their data (`fit_time_s`), then the host-input fits' (numpy)."""
+    if impl.distributed:
+        return "dask,host"  # spread over the workers already; numpy arrays spread first
+    # an accelerator takes numpy arrays, as the unchanged user code would
+    return "device,host" if impl.device == "gpu" and not impl.accelerator else "host"
+
+
+def _cluster_params(case: Case, record: dict[str, Any]) -> dict[str, Any]:
+    """A distributed case's cluster as params (`dask_workers` is the scaling plot's axis)."""
+    _, settings = dask_cluster.split_params(case.pairing.estimator_params(case.implementation))
+    ran = record.get("cluster") or {}
+    return {"distributed": case.implementation.distributed,
+            "dask_workers": ran.get("workers", settings.get("n_workers") or
+                                    ("every GPU" if case.implementation.device == "gpu"
+                                     else dask_cluster.DEFAULT_WORKERS)),
+            "dask_threads_per_worker": ran.get("threads_per_worker", settings.get("threads_per_worker", "auto")),
+            "dask_cluster": ran.get("kind", settings.get("scheduler_address") or
+                                    ("LocalCUDACluster" if case.implementation.device == "gpu" else "LocalCluster"))}

@@ -1,0 +1,125 @@
+"""One case of a suite, run here: skipped with a reason, or its spec handed to a fresh process.
+
+Also the record of a case reused from an earlier suite (`--resume`), and the datasets a
+suite prepares before its first run is written.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from mlcompare.config.experiment import Case, Experiment
+from mlcompare.config.imports import ALLOWED_MODULE_PREFIXES
+from mlcompare.data import cache as datasets
+from mlcompare.errors import InputError
+from mlcompare.measure.capability import skip_reason
+from mlcompare.records import CaseRecord, CaseSpec, Failure, Status
+from mlcompare.suite.interrupts import Interrupted, SignalGuard
+from mlcompare.suite.isolation import run_isolated
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def prepare_datasets(experiment: Experiment, say: Callable[[str], None] = _stderr,
+                     guard: SignalGuard | None = None, everywhere: bool = False) -> dict[str, Path | str]:
+    """Materialise, once each, the datasets of every case that can run here (`everywhere`:
+    of every case, for a suite spread over other machines).
+
+    Called before the first run is written: a bad file, a failed download or a checksum
+    mismatch is an input error (exit 2, no run). A dataset that cannot be made for another
+    reason (MemoryError, say) is kept as its error message: its cases fail, the suite goes on.
+    """
+    guard = guard or SignalGuard()
+    prepared: dict[str, Path | str] = {}
+    for case in experiment.cases():
+        key = case.dataset.fingerprint()
+        if key in prepared or (not everywhere and case_skip_reason(case)):
+            continue
+        started = time.perf_counter()
+        say(f"preparing dataset {case.dataset.label} ...")
+        try:
+            with guard.interruptible():
+                prepared[key] = datasets.materialise(case.dataset)
+        except (InputError, Interrupted):
+            raise
+        except Exception as exc:  # noqa: BLE001
+            prepared[key] = f"dataset {case.dataset.label} could not be prepared: {type(exc).__name__}: {exc}"
+            say(f"  {prepared[key]}")
+            continue
+        say(f"  ready in {time.perf_counter() - started:.1f} s: {prepared[key]}")
+    return prepared
+
+
+def case_skip_reason(case: Case) -> str | None:
+    impl = case.implementation
+    return skip_reason(impl.library, impl.device, case.pairing.estimator_params(impl), impl.distributed)
+
+
+
+def base_record(case: Case) -> CaseRecord:
+    impl = case.implementation
+    return {"pairing": case.pairing.name, "implementation": impl.name, "library": impl.library,
+            "device": impl.device, "dataset": case.dataset.label, "n_samples": case.dataset.n_samples,
+            "n_features": case.dataset.n_features, "baseline": case.is_baseline,
+            "main_metric": case.pairing.main_metric}
+
+
+def reused_record(case: Case, stored: dict[str, Any]) -> dict[str, Any]:
+    """The record of a case an earlier suite FINISHED, rebuilt from its run (--resume)."""
+    tags = stored["tags"]
+    record = base_record(case) | {"status": Status(tags.get("case_status", Status.OK)), "metrics": stored["metrics"],
+                            "reused_from": stored["run_id"], "reused_parent": tags.get("mlflow.parentRunId")}
+    for key in ("skip_reason", "error", "parity"):
+        if tags.get(key):
+            record[key] = tags[key]
+    return record
+
+
+def run_here(case: Case, experiment: Experiment, threads: int, prepared: dict[str, Path | str],
+             predictions_path: Path, guard: SignalGuard) -> CaseRecord:
+    reason = case_skip_reason(case)
+    if reason:
+        return base_record(case) | {"status": Status.SKIPPED, "skip_reason": reason}
+    base, spec = case_spec(case, experiment, threads, prepared, predictions_path)
+    if "status" in base:
+        return base
+    record = base | run_isolated(spec, experiment.timeout_s, guard)
+    if record["status"] == Status.OK:
+        record["predictions_path"] = str(predictions_path)
+    return record
+
+
+def case_spec(case: Case, experiment: Experiment, threads: int | None, prepared: dict[str, Path | str],
+               predictions_path: Path) -> tuple[CaseRecord, CaseSpec]:
+    """(the record's fixed part, the worker's spec); a failed record and {} when its data is missing."""
+    impl = case.implementation
+    base = base_record(case)
+    where = prepared[case.dataset.fingerprint()]
+    if isinstance(where, str):
+        return base | {"status": Status.FAILED, "failure": Failure.DATASET, "error": where}, {}
+    meta = datasets.definition(where)
+    base |= {"n_samples": meta["n_train"] + meta["n_test"], "n_features": meta["n_features_actual"],
+             "dataset_sha256": meta["content_sha256"], "dataset_source": meta["source"]}
+    spec = {"estimator": impl.estimator, "library": impl.library, "device": impl.device,
+            "params": case.pairing.estimator_params(impl), "task": case.pairing.task,
+            "metrics": list(case.pairing.metrics), "repeats": experiment.repeats,
+            "min_time_s": experiment.min_time_s, "threads": threads,
+            "dataset_dir": str(where), "predictions_path": str(predictions_path),
+            "accelerator": impl.accelerator, "distributed": impl.distributed, "plugin": case.pairing.plugin,
+            "allowed_modules": list(_allowed_for(case, experiment))}
+    return base, spec
+
+
+def _allowed_for(case: Case, experiment: Experiment) -> tuple[str, ...]:
+    """The worker re-checks the allow-list on import: give it the experiment's, plus a plugin's own package."""
+    allowed = experiment.allowed_modules or ALLOWED_MODULE_PREFIXES
+    if case.pairing.plugin:
+        from mlcompare.config.plugins import allowed_for
+
+        allowed = tuple(dict.fromkeys([*allowed, *(f"{m}." for m in allowed_for(case.pairing.plugin))]))
+    return allowed

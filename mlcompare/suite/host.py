@@ -1,0 +1,69 @@
+"""Hardware and software fingerprint, logged as tags so runs from different machines
+can be told apart side by side."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+import psutil
+
+from mlcompare import __version__
+from mlcompare.measure import device
+
+_PACKAGES = ("mlflow", "scikit-learn", "xgboost", "numpy", "cuml-cu13", "cuml-cu12",
+             "cudf-cu13", "cudf-cu12", "cupy-cuda13x", "cupy-cuda12x", "dask", "distributed", "dask-cuda")
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def fingerprint() -> dict[str, str]:
+    gpus, why = device.cuda_devices()
+    tags = {
+        "host.cpu_model": cpu_model(),
+        "host.cpu_physical_cores": str(psutil.cpu_count(logical=False) or "unknown"),
+        "host.cpu_logical_cores": str(psutil.cpu_count(logical=True) or "unknown"),
+        "host.cpus_usable": str(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "unknown"),
+        "host.ram_gb": f"{psutil.virtual_memory().total / 2**30:.1f}",
+        "host.os": f"{platform.system()} {platform.release()}",
+        "host.python": platform.python_version(),
+        "host.gpu": ", ".join(gpus) if gpus else f"none: {why}",
+        "host.gpu_count": str(len(gpus)),
+        "version.mlcompare": __version__,
+        **{f"host.nvidia_{k}": v for k, v in device.driver_versions().items()},
+        **git_state(),
+    }
+    for package in _PACKAGES:
+        try:
+            tags[f"version.{package}"] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            continue
+    return tags
+
+
+def git_state() -> dict[str, str]:
+    """The commit mlcompare's own code came from, and whether its tree had local changes."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                                timeout=10)
+        if commit.returncode != 0:
+            return {}
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                                capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    return {"mlcompare.git_commit": commit.stdout.strip(),
+            "mlcompare.git_dirty": str(bool(status.stdout.strip())).lower()}

@@ -1,0 +1,270 @@
+"""A suite: every case of an experiment, run one by one, recorded as it finishes.
+
+Order matters: the baseline of each pairing × dataset runs first, so every later case
+can be logged at once with its comparison against it (speed-up and its confidence
+interval, quality delta, prediction agreement, parity) and nothing waits to be written.
+A case that fails (crash, timeout, a dataset that cannot be made) is a FAILED run and the
+suite goes on, unless asked to stop at the first failure; a signal stops the suite with
+the current case and the parent marked KILLED.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+import numpy as np
+import yaml
+
+from mlcompare.config.experiment import Case, Experiment
+from mlcompare.measure.threads import default_threads
+from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG, CaseRecord, Status
+from mlcompare.suite import host as sysinfo
+from mlcompare.suite import resume as resume_keys
+from mlcompare.suite.baseline import compare
+from mlcompare.suite.caselog import log_case
+from mlcompare.suite.cases import base_record, case_spec, prepare_datasets, reused_record, run_here
+from mlcompare.suite.interrupts import Interrupted, SignalGuard
+from mlcompare.suite.progress import SuiteProgress
+
+if TYPE_CHECKING:  # the suite needs only a recorder's methods; MLflow is imported by tracking/
+    from mlcompare.report import SuiteReport
+    from mlcompare.suite.spread import Connection
+    from mlcompare.tracking.writer import Recorder
+
+
+@dataclass
+class SuiteOutcome:
+    parent_run_id: str
+    records: list[CaseRecord] = field(default_factory=list)
+    stopped_early: bool = False  # --fail-fast stopped at a failed case
+
+    def count(self, status: str) -> int:
+        """Cases run by this suite with that status (not those reused by --resume)."""
+        return sum(r["status"] == status and "reused_from" not in r for r in self.records)
+
+    @property
+    def reused(self) -> int:
+        return sum("reused_from" in r for r in self.records)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], None] = _stderr,
+              prepared: dict[str, Path | str] | None = None, progress: SuiteProgress | None = None,
+              guard: SignalGuard | None = None, resume: bool = False, fail_fast: bool = False,
+              cluster: Connection | None = None) -> SuiteOutcome:
+    """Run every case; `resume` reuses the cases FINISHED under the same experiment
+    fingerprint; `fail_fast` stops at the first failed case; `cluster` (`spread.connect`)
+    spreads the cases over a Dask cluster's workers. A signal caught by `guard` kills the
+    running cases' workers, marks their runs and the parent KILLED and raises `Interrupted`."""
+    guard = guard or SignalGuard()  # not installed: never raises
+    cases = experiment.cases()
+    threads = experiment.threads or default_threads()
+    if prepared is None:
+        prepared = prepare_datasets(experiment, say, guard, everywhere=cluster is not None)
+    fingerprint = sysinfo.fingerprint()
+    experiment_fp = resume_keys.experiment_fingerprint(experiment, fingerprint)
+    guard.check()  # a signal while starting up: stop before any run exists
+    spread_tags = {"dask_scheduler": cluster.address} if cluster else {}
+    parent = recorder.start_suite(
+        run_name=f"suite · {experiment.name}",
+        params={"suite_name": experiment.name, "suite_file": Path(experiment.source).name,
+                "suite_file_sha256": experiment.sha256, "suite_repeats": experiment.repeats,
+                "suite_min_time_s": experiment.min_time_s,
+                "suite_threads": threads if cluster is None else experiment.threads or "each worker's cores",
+                "suite_cases": len(cases), "suite_timeout_s": experiment.timeout_s, "suite_resume": resume},
+        tags={"mlcompare.kind": "suite", EXPERIMENT_FINGERPRINT_TAG: experiment_fp, **fingerprint, **spread_tags},
+        system_metrics=experiment.system_metrics)
+    outcome = SuiteOutcome(parent)
+    where = f"{threads} CPU threads" if cluster is None else cluster.describe()
+    say(f"mlcompare: suite {experiment.name!r}, {len(cases)} cases, {where}, "
+        f"store {recorder.tracking_uri}, parent run {parent}")
+    started = time.perf_counter()
+    baselines: dict[tuple, CaseRecord] = {}
+    held: dict[tuple, list[tuple[int, CaseRecord]]] = {}
+
+    def accept(index: int, record: CaseRecord) -> bool:
+        """Compare, log and report one finished case; False to stop the suite (--fail-fast)."""
+        case = cases[index - 1]
+        case_fp = resume_keys.case_fingerprint(case, experiment_fp)
+        if record["status"] == Status.OK and case.is_baseline:
+            baselines[case.group] = record
+        if "reused_from" not in record:
+            if record["status"] == Status.OK and case.group in baselines:
+                baseline = baselines[case.group]
+                record["metrics"].update(compare(case, record, baseline))
+                if baseline.get("worker_host", record.get("worker_host")) != record.get("worker_host"):
+                    record["baseline_host"] = baseline["worker_host"]  # a speed-up across two machines
+            keys = {EXPERIMENT_FINGERPRINT_TAG: experiment_fp, CASE_FINGERPRINT_TAG: case_fp}
+            host = record.get("worker_fingerprint") or fingerprint  # where the case really ran
+            log_case(recorder, case, record, experiment, threads, host | keys)
+        outcome.records.append(record)
+        say(f"[{len(outcome.records)}/{len(cases)}] {case.name}: {_summary(record)}")
+        if progress:
+            progress.case_finished(len(outcome.records), len(cases), case.name, record)
+        if fail_fast and record["status"] == Status.FAILED:
+            outcome.stopped_early = True
+            say(f"mlcompare: stopping at the first failed case (--fail-fast); "
+                f"{len(cases) - len(outcome.records)} cases not run")
+            return False
+        return True
+
+    try:
+        finished = recorder.finished_cases(experiment_fp) if resume else {}
+        if resume:
+            say(f"resume: {len(finished)} cases of this experiment already FINISHED in the store")
+        with tempfile.TemporaryDirectory(prefix="mlcompare-suite-") as scratch:
+            outcomes = _outcomes(cases, experiment, experiment_fp, finished, threads, prepared, Path(scratch),
+                                 guard, progress, cluster)
+            try:
+                for index, record in _baselines_first(cases, outcomes, held):
+                    if not accept(index, record):
+                        break
+            finally:
+                outcomes.close()  # stopped early: a spread suite's cases still running are killed
+                # cases held for a baseline that never came (stopped early): logged, uncompared
+                for index, record in sorted(pair for pairs in held.values() for pair in pairs):
+                    accept(index, record)
+                held.clear()
+        guard.check()
+    except Interrupted as stop:
+        # a tag as well as the status: after Ctrl-C, `mlflow run` (3.17) overwrites its run's
+        # KILLED with FAILED (its launcher compares a status name with status numbers)
+        recorder.abort_suite("KILLED", tags={"interrupted_by": stop.signal_name})
+        raise
+    except BaseException:
+        recorder.abort_suite("FAILED")
+        raise
+    failed = outcome.count(Status.FAILED)
+    wall = time.perf_counter() - started
+    summary = _summary_from_store(recorder, say)
+    resumed_from = sorted({r["reused_parent"] for r in outcome.records if r.get("reused_parent")})
+    finish: dict[str, Any] = {"tables": summary.tables} if summary.tables else {}
+    recorder.finish_suite(
+        status="FAILED" if failed or outcome.stopped_early else "FINISHED",
+        metrics={"suite_wall_time_s": wall, "cases_ok": outcome.count(Status.OK),
+                 "cases_skipped": outcome.count(Status.SKIPPED), "cases_failed": failed,
+                 "cases_reused": outcome.reused, "cases_not_run": len(cases) - len(outcome.records),
+                 **summary.metrics},
+        tags={"mlflow.note.content": summary.description,
+              **({"resumed_from": ",".join(resumed_from)} if resumed_from else {})},
+        files={**summary.files, "experiment.yaml": yaml.safe_dump(experiment.raw, sort_keys=False)},
+        **finish)
+    return outcome
+
+
+Outcomes = Iterator[tuple[int, CaseRecord]]
+
+
+def _outcomes(cases: list[Case], experiment: Experiment, experiment_fp: str, finished: dict[str, Any],
+              threads: int, prepared: dict[str, Path | str], scratch: Path, guard: SignalGuard,
+              progress: SuiteProgress | None, cluster: Connection | None) -> Outcomes:
+    """(case number, record) of every case as it ends: run here one by one, reused from the
+    store (--resume), or spread over a Dask cluster. A signal stops it with `Interrupted`
+    after the killed cases' records."""
+    todo = []
+    for index, case in enumerate(cases, 1):
+        case_fp = resume_keys.case_fingerprint(case, experiment_fp)
+        if case_fp in finished:
+            if cluster is None:
+                guard.check()
+            yield index, reused_record(case, finished[case_fp])
+        elif cluster is None:
+            guard.check()
+            if progress:
+                progress.case_started(index, len(cases), case.name)
+            yield index, run_here(case, experiment, threads, prepared, scratch / f"pred-{index}.npy", guard)
+        else:
+            todo.append((index, case))
+    if cluster is not None:
+        yield from _spread_outcomes(todo, cases, experiment, prepared, scratch, guard, progress, cluster)
+
+
+def _spread_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment: Experiment,
+                     prepared: dict[str, Path | str], scratch: Path, guard: SignalGuard,
+                     progress: SuiteProgress | None, cluster: Connection | None) -> Outcomes:
+    from mlcompare.suite import spread
+
+    jobs, bases = [], {}
+    for index, case in todo:
+        made = case_spec(case, experiment, experiment.threads, prepared, scratch / f"pred-{index}.npy")
+        if "status" in made[0]:  # its dataset could not be prepared
+            yield index, made[0]
+            continue
+        base, spec = made
+        bases[index] = base
+        jobs.append(spread.Job(index, spec, case.dataset, base["dataset_sha256"], case.implementation.device == "gpu"))
+
+    def started(job: spread.Job) -> None:
+        if progress:
+            progress.case_started(job.index, len(cases), cases[job.index - 1].name)
+
+    for index, remote in spread.run_jobs(cluster, jobs, experiment.timeout_s, guard, started):
+        record = bases.get(index, base_record(cases[index - 1])) | remote
+        if "predictions" in record:
+            path = scratch / f"pred-{index}.npy"
+            np.save(path, record.pop("predictions"), allow_pickle=False)
+            record["predictions_path"] = str(path)
+        yield index, record
+
+
+def _baselines_first(cases: list[Case], outcomes: Outcomes, held: dict[tuple, list]) -> Outcomes:
+    """The outcomes, each case after its group's baseline (which a spread suite may finish later).
+
+    A case whose baseline is still running waits in `held`; a run here is already in order.
+    """
+    pending = {case.group for case in cases if case.is_baseline}
+    for index, record in outcomes:
+        case = cases[index - 1]
+        if case.is_baseline:
+            pending.discard(case.group)
+            yield index, record
+            yield from held.pop(case.group, [])
+        elif case.group in pending:
+            held.setdefault(case.group, []).append((index, record))
+        else:
+            yield index, record
+
+
+def _summary_from_store(recorder: Recorder, say: Callable[[str], None]) -> SuiteReport:
+    """The parent run's report, read back from the store as `mlcompare report` reads it.
+
+    A recorder that cannot be read back (bench/gpu_check.py's JSON one) gets none; a
+    report that fails is said, never fatal: the cases are already recorded.
+    """
+    from mlcompare import report  # pandas and matplotlib: only once the cases are done
+
+    if not hasattr(recorder, "load_suite"):
+        return report.SuiteReport(files={}, tables={}, metrics={}, description="")
+    say("building the comparison table and plots from the store ...")
+    try:
+        return report.suite_report(recorder.load_suite())
+    except Exception as exc:  # noqa: BLE001
+        say(f"mlcompare: the comparison report could not be built: {exc!r}")
+        return report.SuiteReport(files={}, tables={}, metrics={},
+                                  description=f"The comparison report could not be built: {exc!r}")
+
+
+def _summary(record: CaseRecord) -> str:
+    if "reused_from" in record:
+        return f"already FINISHED in run {record['reused_from']}, not run again (--resume)"
+    if record["status"] == Status.KILLED:
+        return f"KILLED ({record['error']})"
+    if record["status"] == Status.SKIPPED:
+        return f"skipped ({record['skip_reason']})"
+    if record["status"] == Status.FAILED:
+        return f"FAILED ({record['error']})"
+    m = record["metrics"]
+    speed = f", speed-up {m['speedup_fit']:.2f}x" if "speedup_fit" in m else ""
+    if "speedup_fit_ci_low" in m:
+        speed += f" [{m['speedup_fit_ci_low']:.2f}, {m['speedup_fit_ci_high']:.2f}]"
+    main = record["main_metric"]
+    parity = f" ({record['parity']})" if record.get("parity") else ""
+    return f"fit {m['fit_time_s']:.3f} s{speed}, {main} {m[main]:.4g}{parity}"

@@ -1,0 +1,209 @@
+"""Writing a suite into the store: the parent run, one child run per case, the summary.
+
+A suite is a parent run; each case is a child run nested under it. Under `mlflow run`
+the parent is the run `mlflow run` created (found through MLFLOW_RUN_ID), otherwise the
+suite creates and closes its own. The store is whatever MLflow resolves: the
+MLFLOW_TRACKING_URI when set, else MLflow's own default (SQLite `mlflow.db` here).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import mlflow
+from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
+from mlflow.exceptions import MlflowException
+from mlflow.protos.databricks_pb2 import RESOURCE_ALREADY_EXISTS, ErrorCode
+
+from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG
+from mlcompare.tracking.client import open_client, paginate
+from mlcompare.tracking.reader import load_suite
+from mlcompare.tracking.stored import StoredSuite
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+_MAX_PARAM_LEN = 6000
+_MAX_RUN_NAME_LEN = 250  # the runs.name column
+
+
+class Recorder:
+    """Writes one suite and its cases into the tracking store."""
+
+    def __init__(self, experiment_name: str) -> None:
+        self.client = open_client()
+        self.tracking_uri = mlflow.get_tracking_uri()
+        self.outer_run_id = os.environ.get("MLFLOW_RUN_ID")  # set by `mlflow run`
+        if self.outer_run_id:
+            self.experiment_id = self.client.get_run(self.outer_run_id).info.experiment_id
+        elif os.environ.get("MLFLOW_EXPERIMENT_ID"):
+            self.experiment_id = os.environ["MLFLOW_EXPERIMENT_ID"]
+        else:
+            self.experiment_id = self._experiment_named(os.environ.get("MLFLOW_EXPERIMENT_NAME") or experiment_name)
+        self.parent_id: str | None = None
+        self._monitoring = False  # the fluent run that carries MLflow's system-metrics sampler
+        self._open: set[str] = set()  # child runs created and not yet terminated
+
+    def _experiment_named(self, name: str) -> str:
+        found = self.client.get_experiment_by_name(name)
+        if found:
+            return found.experiment_id
+        try:
+            return self.client.create_experiment(name)
+        except MlflowException as exc:  # another suite created it a moment ago
+            if exc.error_code != ErrorCode.Name(RESOURCE_ALREADY_EXISTS):
+                raise
+            return self.client.get_experiment_by_name(name).experiment_id
+
+    def start_suite(self, run_name: str, params: dict[str, Any], tags: dict[str, str],
+                    system_metrics: bool = False) -> str:
+        if self.outer_run_id:
+            self.parent_id = self.outer_run_id
+            self.client.set_tag(self.parent_id, "mlflow.runName", _clip(run_name, _MAX_RUN_NAME_LEN))
+        else:
+            self.parent_id = self.client.create_run(self.experiment_id,
+                                                    run_name=_clip(run_name, _MAX_RUN_NAME_LEN)).info.run_id
+        self._log(self.parent_id, params=params, tags=tags)
+        if system_metrics:
+            # MLflow's own sampler (psutil; GPU through nvidia-ml-py when installed), started and
+            # stopped through the public fluent API on the suite run (on this thread only).
+            mlflow.set_system_metrics_sampling_interval(2)
+            mlflow.start_run(run_id=self.parent_id, log_system_metrics=True)
+            self._monitoring = True
+        return self.parent_id
+
+    def log_case(self, run_name: str, status: str, params: dict[str, Any], metrics: dict[str, float],
+                 tags: dict[str, str], history: dict[str, list[float]] | None = None,
+                 texts: dict[str, str] | None = None, dataset: dict[str, Any] | None = None) -> str:
+        """One finished case as a child run: created, filled and closed in one go."""
+        run = self.client.create_run(self.experiment_id, run_name=_clip(run_name, _MAX_RUN_NAME_LEN),
+                                     tags={"mlflow.parentRunId": self.parent_id})
+        run_id = run.info.run_id
+        self._open.add(run_id)
+        self._log(run_id, params=params, metrics=metrics, tags=tags, history=history)
+        if dataset:
+            self._log_dataset(run_id, _dataset_input(dataset))
+        for name, text in (texts or {}).items():
+            self.client.log_text(run_id, text, name)
+        self.client.set_terminated(run_id, status)
+        self._open.discard(run_id)
+        return run_id
+
+    def _log_dataset(self, run_id: str, dataset: DatasetInput) -> None:
+        """log_inputs, again when another suite registered the same dataset a moment before.
+
+        The store adds the dataset to the experiment the first time it sees it; two suites
+        doing so at once make one of them fail on the unique key. Its second try finds the
+        dataset there and only links it to the run.
+        """
+        for attempt in range(3):
+            try:
+                self.client.log_inputs(run_id, datasets=[dataset])
+                return
+            except MlflowException as exc:
+                text = str(exc).lower()
+                if attempt == 2 or not ("duplicate key" in text or "unique constraint" in text):
+                    raise
+                time.sleep(0.2 + random.random() * 0.3)
+
+    def load_suite(self) -> StoredSuite:
+        """The suite as the store holds it now: what the report is built from."""
+        return load_suite(self.client, self.client.get_run(self.parent_id))
+
+    def finished_cases(self, experiment_fingerprint: str) -> dict[str, dict[str, Any]]:
+        """Case runs of this MLflow experiment that FINISHED under the given experiment
+        fingerprint, by case fingerprint: their run id, metrics and tags."""
+        query = (f"tags.`{EXPERIMENT_FINGERPRINT_TAG}` = '{experiment_fingerprint}' "
+                 f"and attributes.status = 'FINISHED'")
+        found: dict[str, dict[str, Any]] = {}
+        for run in paginate(self.client.search_runs, [self.experiment_id], filter_string=query):
+            key = run.data.tags.get(CASE_FINGERPRINT_TAG)
+            if key and key not in found:
+                found[key] = {"run_id": run.info.run_id, "metrics": dict(run.data.metrics),
+                              "tags": dict(run.data.tags)}
+        return found
+
+    def finish_suite(self, status: str, metrics: dict[str, float], tags: dict[str, str],
+                     files: dict[str, str | bytes], tables: dict[str, pd.DataFrame] | None = None) -> None:
+        """Attach the suite's summary; close the parent unless `mlflow run` owns it.
+
+        `files` maps artifact paths (folders allowed, e.g. `plots/speedup.png`) to text or
+        bytes; `tables` go through `log_table`, so the UI shows them as tables.
+        """
+        self._log(self.parent_id, metrics=metrics, tags=tags)
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, content in files.items():
+                path = Path(tmp) / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if isinstance(content, bytes):
+                    path.write_bytes(content)
+                else:
+                    path.write_text(content, encoding="utf-8")
+                folder = str(Path(name).parent)
+                self.client.log_artifact(self.parent_id, str(path), None if folder == "." else folder)
+        for name, table in (tables or {}).items():
+            self.client.log_table(self.parent_id, _json_safe(table), name)
+        self._stop_monitor(status)
+        if not self.outer_run_id:
+            self.client.set_terminated(self.parent_id, status)
+
+    def abort_suite(self, status: str = "KILLED", tags: dict[str, str] | None = None) -> None:
+        """Close every run this suite left open, the parent too (even one `mlflow run` owns),
+        so that nothing stays RUNNING; `tags` go on the parent first."""
+        self._stop_monitor(status)
+        for run_id in sorted(self._open):
+            self.client.set_terminated(run_id, status)
+            self._open.discard(run_id)
+        if self.parent_id:
+            if tags:
+                self._log(self.parent_id, tags=tags)
+            self.client.set_terminated(self.parent_id, status)
+
+    def _stop_monitor(self, status: str) -> None:
+        """End the fluent run that samples system metrics (it sets the parent's status, as the
+        suite is about to; under `mlflow run` the launcher has the last word)."""
+        if self._monitoring:
+            self._monitoring = False
+            mlflow.end_run(status)
+
+    def _log(self, run_id: str, params: dict[str, Any] | None = None, metrics: dict[str, float] | None = None,
+             tags: dict[str, str] | None = None, history: dict[str, list[float]] | None = None) -> None:
+        """One `log_batch` call: MLflow splits it into batches within its own limits."""
+        now = int(time.time() * 1000)
+        p = [Param(k, _clip(v)) for k, v in (params or {}).items()]
+        t = [RunTag(k, _clip(v)) for k, v in (tags or {}).items()]
+        m = [Metric(k, float(v), now, 0) for k, v in (metrics or {}).items() if v is not None]
+        m += [Metric(k, float(v), now, step) for k, values in (history or {}).items()
+              for step, v in enumerate(values)]
+        if p or t or m:
+            self.client.log_batch(run_id, metrics=m, params=p, tags=t)
+
+
+def _dataset_input(info: dict[str, Any]) -> DatasetInput:
+    """The data a case used, as MLflow's dataset entity (shown in the run's Datasets panel)."""
+    source = str(info["source"])
+    source_type = "http" if source.startswith("http") else "code" if source.startswith(("synthetic:", "sklearn.")) \
+        else "local"
+    schema = {"mlflow_colspec": [{"type": "float" if info["dtype"] == "float32" else "double",
+                                  "name": f"f{i}"} for i in range(int(info["features"]))]}
+    entity = Dataset(name=info["name"], digest=info["digest"], source_type=source_type,
+                     source=json.dumps({"uri": source} if source_type != "code" else {"tags": {"generator": source}}),
+                     schema=json.dumps(schema), profile=json.dumps({"num_rows": info["rows"],
+                                                                    "num_features": info["features"]}))
+    return DatasetInput(entity, tags=[InputTag("mlflow.data.context", "train+test")])
+
+
+def _clip(value: Any, limit: int = _MAX_PARAM_LEN) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _json_safe(table: pd.DataFrame) -> pd.DataFrame:
+    """NaN becomes null: MLflow writes tables as JSON, and NaN is not JSON."""
+    return table.astype(object).where(table.notna(), None)

@@ -1,0 +1,70 @@
+"""The flags of `run` and `validate`, parsed in this process: one-line errors, MLproject forms."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+from conftest import write
+
+from mlcompare import cli
+
+
+def _main(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(list(argv))
+        except SystemExit as exc:
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["run"], "mlcompare: error: the following arguments are required: experiment (see mlcompare run --help)"),
+    (["run", "e.yaml", "--keep-going", "--fail-fast"],
+     "mlcompare: error: --fail-fast: not allowed with argument --keep-going (see mlcompare run --help)"),
+    (["run", "--resume", "e.yaml"], "mlcompare: error: --resume: expected true or false, got 'e.yaml' "
+                                    "(write the experiment file before --resume) (see mlcompare run --help)"),
+    (["validate", "e.yaml", "--timeout", "nan"],
+     "mlcompare: error: --timeout: expected a number of seconds >= 1, got 'nan' (see mlcompare validate --help)"),
+    (["frobnicate"], "mlcompare: error: COMMAND: invalid choice: 'frobnicate' (choose from 'run', 'validate', "
+                     "'list', 'datasets', 'report', 'schema') (see mlcompare --help)"),
+])
+def test_a_bad_command_line_is_one_line_and_exit_2(workdir, argv, message):
+    code, out, err = _main(*argv)
+    assert (code, out, err) == (2, "", message + "\n")
+
+
+@pytest.mark.parametrize("text,expected", [("", False), ("false", False), ("no", False), ("true", True),
+                                           ("TRUE", True), ("1", True)])
+def test_resume_takes_the_values_the_mlproject_passes(text, expected):
+    args = cli.build_parser().parse_args(["run", "e.yaml", f"--resume={text}"])
+    assert args.resume is expected
+    assert cli.build_parser().parse_args(["run", "e.yaml", "--resume"]).resume is True
+    assert cli.build_parser().parse_args(["run", "e.yaml"]).resume is False
+
+
+def test_keep_going_is_the_default():
+    parse = cli.build_parser().parse_args
+    assert parse(["run", "e.yaml"]).fail_fast is False
+    assert parse(["run", "e.yaml", "--keep-going"]).fail_fast is False
+    assert parse(["run", "e.yaml", "--fail-fast"]).fail_fast is True
+
+
+def test_validate_checks_the_flags_run_would_use(workdir, small_experiment):
+    code, out, _ = _main("validate", str(small_experiment), "--implementations", "sklearn", "--repeats", "4",
+                         "--timeout", "30")
+    assert code == 0 and "ok: 4 cases" in out and "repeats 4" in out
+    code, _, err = _main("validate", str(small_experiment), "--timeout=", "--repeats=")  # MLproject's empty
+    assert code == 0 and err == ""
+
+
+def test_timeout_overrides_the_file(workdir):
+    from mlcompare.config.experiment import load_experiment
+
+    path = write(workdir / "t.yaml", "name: t\ntimeout_s: 600\n"
+                 "datasets: [{generator: regression, n_samples: 100, n_features: 2}]\npairings: [linear_regression]\n")
+    assert load_experiment(path).timeout_s == 600
+    assert load_experiment(path, timeout_s=45).timeout_s == 45

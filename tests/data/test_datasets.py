@@ -1,0 +1,95 @@
+"""Datasets: generated once, split once, cached as Parquet, identical bytes for every reader."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from mlcompare.data import synthetic
+from mlcompare.data.cache import DatasetSpec, content_matches, definition, human_count, load_split, materialise
+
+
+def test_materialise_caches_by_fingerprint(tmp_path):
+    spec = DatasetSpec("classification", n_samples=400, n_features=6, seed=3)
+    first = materialise(spec, tmp_path)
+    stamp = (first / "train.parquet").stat().st_mtime_ns
+    again = materialise(spec, tmp_path)
+    assert again == first and (again / "train.parquet").stat().st_mtime_ns == stamp
+    arrays = load_split(first)
+    assert arrays["X_train"].shape == (300, 6) and arrays["X_test"].shape == (100, 6)
+    assert arrays["X_train"].dtype == np.float32 and arrays["y_train"].dtype == np.int32
+    assert arrays["X_train"].flags.c_contiguous
+    # stratified: both classes in the same proportion in train and test
+    assert abs(arrays["y_train"].mean() - arrays["y_test"].mean()) < 0.02
+    assert [p.name for p in tmp_path.iterdir()] == [first.name]  # no temporary leftovers
+    meta = definition(first)
+    assert (meta["n_train"], meta["n_test"], meta["n_features_actual"]) == (300, 100, 6)
+    assert content_matches(first)
+
+
+def test_a_changed_cache_file_is_detected(tmp_path):
+    directory = materialise(DatasetSpec("regression", n_samples=300, n_features=3), tmp_path)
+    table = pq.read_table(directory / "test.parquet")
+    column = table.column("f0").to_numpy().copy()
+    column[0] += 1.0
+    pq.write_table(table.set_column(0, "f0", pa.array(column)), directory / "test.parquet")
+    assert not content_matches(directory)
+
+
+def test_another_definition_is_another_dataset(tmp_path):
+    base = DatasetSpec("regression", n_samples=200, n_features=4)
+    variants = [DatasetSpec("regression", n_samples=200, n_features=4, seed=1),
+                DatasetSpec("regression", n_samples=200, n_features=4, dtype="float64"),
+                DatasetSpec("regression", n_samples=200, n_features=4, options={"noise": 0.0})]
+    assert len({base.fingerprint(), *(v.fingerprint() for v in variants)}) == 4
+    f64 = load_split(materialise(variants[1], tmp_path))
+    f32 = load_split(materialise(base, tmp_path))
+    assert f64["X_train"].dtype == np.float64 and f32["y_train"].dtype == np.float32
+    np.testing.assert_allclose(f64["X_train"], f32["X_train"], rtol=1e-6)
+
+
+def test_generation_is_reproducible(tmp_path):
+    spec = DatasetSpec("blobs", n_samples=300, n_features=3, options={"centers": 3})
+    a = load_split(materialise(spec, tmp_path / "a"))
+    b = load_split(materialise(spec, tmp_path / "b"))
+    for key in a:
+        assert a[key].tobytes() == b[key].tobytes()
+    assert definition(tmp_path / "a" / spec.fingerprint())["content_sha256"] == \
+        definition(tmp_path / "b" / spec.fingerprint())["content_sha256"]
+
+
+@pytest.mark.parametrize("generator", synthetic.GENERATORS)
+def test_chunked_generation_stays_within_2_5_times_the_final_array(generator):
+    n, d = 400_000, 20
+    tracemalloc.start()
+    X, y = synthetic.generate(generator, n, d, seed=0, dtype="float32", options={}, chunk_rows=50_000)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert X.shape == (n, d) and X.dtype == np.float32
+    assert peak <= 2.5 * X.nbytes, f"peak {peak / 2**20:.0f} MiB for a {X.nbytes / 2**20:.0f} MiB array"
+    # the chunks come from one model: the first and last chunk look alike
+    assert abs(X[:50_000].std() - X[-50_000:].std()) < 0.05 * X.std()
+
+
+def test_generated_data_is_learnable():
+    from sklearn.cluster import KMeans
+    from sklearn.linear_model import LinearRegression, LogisticRegression
+    from sklearn.metrics import adjusted_rand_score
+
+    X, y = synthetic.generate("classification", 3000, 10, 0, "float32", {})
+    assert set(np.unique(y)) == {0, 1} and LogisticRegression().fit(X, y).score(X, y) > 0.7
+    X, y = synthetic.generate("regression", 3000, 10, 0, "float32", {"noise": 1.0})
+    assert LinearRegression().fit(X, y).score(X, y) > 0.99
+    X, y = synthetic.generate("blobs", 3000, 10, 0, "float32", {"centers": 5})
+    labels = KMeans(5, n_init=3, random_state=0).fit_predict(X)
+    assert adjusted_rand_score(y, labels) > 0.9
+
+
+@pytest.mark.parametrize("n,text", [(999, "999"), (1000, "1k"), (20000, "20k"), (2500000, "2.5M"),
+                                    (1953125, "1.95M"), (5000000, "5M")])
+def test_human_count(n, text):
+    assert human_count(n) == text

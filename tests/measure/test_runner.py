@@ -1,0 +1,106 @@
+"""One case, in this process, with real fits on small data."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from mlcompare.config.pairing import load_catalog
+from mlcompare.data.cache import DatasetSpec, materialise
+from mlcompare.measure import device
+from mlcompare.measure.audit import FallbackError, verify_device
+from mlcompare.measure.case import run_case
+from mlcompare.measure.threads import with_threads
+
+CATALOG = load_catalog()
+DATA = {"clustering": DatasetSpec("blobs", 400, 10, options={"centers": 8}),
+        "classification": DatasetSpec("classification", 400, 6),
+        "regression": DatasetSpec("regression", 400, 5)}
+
+
+def spec_for(pairing_name: str, impl_name: str, root) -> dict:
+    pairing = CATALOG[pairing_name]
+    impl = pairing.implementations[impl_name]
+    return {"estimator": impl.estimator, "library": impl.library, "device": impl.device,
+            "params": pairing.estimator_params(impl), "task": pairing.task,
+            "metrics": list(pairing.metrics), "repeats": 3,
+            "dataset_dir": str(materialise(DATA[pairing.task], root))}
+
+
+@pytest.mark.parametrize("pairing,impl", [
+    ("kmeans", "sklearn"), ("random_forest", "sklearn"), ("gradient_boosting", "sklearn"),
+    ("gradient_boosting", "xgboost_cpu"), ("linear_regression", "sklearn")])
+def test_cpu_case_reports_times_and_quality(tmp_path, pairing, impl):
+    record = run_case(spec_for(pairing, impl, tmp_path))
+    m = record["metrics"]
+    assert record["status"] == "ok" and len(record["fit_times"]) == 3
+    assert m["fit_time_s"] == sorted(record["fit_times"])[1]  # the median of three
+    assert m["fit_time_min_s"] == min(record["fit_times"])
+    assert m["fit_cold_time_s"] > 0 and m["predict_time_s"] > 0
+    assert m["transfer_time_s"] == 0.0  # host data for a CPU implementation
+    for metric in CATALOG[pairing].metrics:
+        assert np.isfinite(m[metric])
+    assert record["ran_on"].startswith("cpu")
+    assert record["library_version"] != "unknown"
+    assert record["effective_params"]
+
+
+def test_quality_is_plausible(tmp_path):
+    """Real fits on easy data give real scores, not placeholders."""
+    assert run_case(spec_for("kmeans", "sklearn", tmp_path))["metrics"]["adjusted_rand"] > 0.8
+    assert run_case(spec_for("gradient_boosting", "xgboost_cpu", tmp_path))["metrics"]["accuracy"] > 0.8
+    assert run_case(spec_for("linear_regression", "sklearn", tmp_path))["metrics"]["r2"] > 0.9
+
+
+def test_effective_params_show_the_shared_values(tmp_path):
+    record = run_case(spec_for("gradient_boosting", "sklearn", tmp_path))
+    assert record["effective_params"]["max_iter"] == "100"
+    assert record["effective_params"]["early_stopping"] == "False"
+
+
+@pytest.mark.skipif(bool(device.cuda_devices()[0]), reason="this machine has a CUDA device")
+def test_xgboost_silent_cpu_fallback_is_caught():
+    """XGBoost asked for device=cuda without a GPU warns and trains on the CPU: caught."""
+    import xgboost
+
+    X = np.random.default_rng(0).normal(size=(200, 4)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(np.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = xgboost.XGBClassifier(n_estimators=3, device="cuda").fit(X, y)
+    with pytest.raises(FallbackError, match="silent CPU fallback"):
+        verify_device(model, {"library": "xgboost", "device": "gpu"})
+    assert verify_device(model, {"library": "xgboost", "device": "cpu"}) == "cpu (XGBoost booster config)"
+
+
+def test_cpu_estimators_get_the_experiments_threads(tmp_path):
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LinearRegression
+
+    assert with_threads(RandomForestClassifier, {"n_jobs": -1}, 2) == {"n_jobs": 2}
+    assert with_threads(RandomForestClassifier, {}, 3) == {"n_jobs": 3}
+    assert with_threads(RandomForestClassifier, {"n_jobs": 1}, 4) == {"n_jobs": 1}  # pinned: kept
+    assert with_threads(LinearRegression, {}, 2) == {"n_jobs": 2}
+    from sklearn.cluster import KMeans
+    assert with_threads(KMeans, {}, 2) == {}  # no n_jobs: its OpenMP pool is limited instead
+    spec = spec_for("random_forest", "sklearn", tmp_path) | {"threads": 1, "repeats": 1}
+    record = run_case(spec)
+    assert record["effective_params"]["n_jobs"] == "1"
+    assert "openmp:1" in record["threadpools"] or "blas:1" in record["threadpools"]
+
+
+def test_record_has_the_statistics_and_end_to_end_time(tmp_path):
+    spec = spec_for("linear_regression", "sklearn", tmp_path) | {"repeats": 5,
+                                                                "predictions_path": str(tmp_path / "p.npy")}
+    record = run_case(spec)
+    m = record["metrics"]
+    assert m["fit_repeats"] == 5 == len(record["fit_times"])
+    assert m["fit_time_iqr_s"] >= 0 and m["fit_time_cv"] >= 0
+    assert m["fit_host_input_time_s"] == m["fit_time_s"]  # a CPU implementation's input is on the host
+    assert m["end_to_end_time_s"] == pytest.approx(m["fit_time_s"] + m["predict_time_s"])
+    assert m["fit_peak_host_memory_mb"] >= 0 and "fit_peak_gpu_memory_mb" not in m
+    assert np.load(tmp_path / "p.npy").shape == (100,)
+    more = run_case(spec | {"repeats": 1, "min_time_s": 0.05})
+    assert sum(more["fit_times"]) >= 0.05 and len(more["fit_times"]) >= 2

@@ -1,0 +1,99 @@
+"""A team tracking server: `mlflow server` backed by a real PostgreSQL, and suites writing
+to it over HTTP (two at once, one with a crashing case). Skips, with the reason, where
+PostgreSQL cannot be started; CI installs it (.ci/run)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import ExitStack
+
+import pytest
+from conftest import faults_experiment, start_cli, store_runs, write
+from mlflow.tracking import MlflowClient
+from postgres_server import Unavailable, free_port, postgres
+
+psycopg2 = pytest.importorskip("psycopg2", reason="psycopg2 is not installed (the dev extra has it)")
+
+
+@pytest.fixture(scope="module")
+def tracking_server(tmp_path_factory):
+    """`mlflow server` on a loopback port, runs in PostgreSQL, artifacts proxied to a folder."""
+    root = tmp_path_factory.mktemp("server")
+    with ExitStack() as stack:
+        try:
+            backend = stack.enter_context(postgres())
+        except Unavailable as why:
+            pytest.skip(f"PostgreSQL cannot be started here: {why}")
+        port = free_port()
+        log = stack.enter_context(open(root / "server.log", "w"))
+        server = subprocess.Popen(
+            [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", backend,
+             "--artifacts-destination", str(root / "artifacts"), "--host", "127.0.0.1", "--port", str(port),
+             "--workers", "1"],
+            cwd=root, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        stack.callback(_stop, server)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 180
+        while not _healthy(url):
+            assert server.poll() is None, (root / "server.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, (root / "server.log").read_text()[-3000:]
+            time.sleep(0.5)
+        yield url
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=5) as answer:
+            return answer.status == 200
+    except OSError:
+        return False
+
+
+def _stop(server: subprocess.Popen) -> None:
+    try:
+        os.killpg(server.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    server.wait(timeout=60)
+
+
+def test_suites_write_to_a_tracking_server_backed_by_postgresql(tracking_server, workdir, faults):
+    together = write(workdir / "together.yaml", """\
+        name: together
+        repeats: 1
+        datasets: [{generator: regression, n_samples: [100, 150], n_features: 3}]
+        pairings: [linear_regression]
+        implementations: [sklearn, cuml]
+    """)
+    crashing = faults_experiment(workdir, ["sklearn", "segfault"])
+    env = faults | {"MLFLOW_TRACKING_URI": tracking_server}
+    procs = [start_cli("run", str(together), cwd=workdir, env=env),
+             start_cli("run", str(together), cwd=workdir, env=env),
+             start_cli("run", str(crashing), cwd=workdir, env=env)]
+    outputs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 1], [err[-2000:] for _, err in outputs]
+
+    client = MlflowClient(tracking_uri=tracking_server)
+    runs = store_runs("together", tracking_server)
+    parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
+    assert len(parents) == 2 and {p.info.status for p in parents} == {"FINISHED"}
+    for parent in parents:
+        children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
+        assert len(children) == 4 and {c.info.status for c in children} == {"FINISHED"}
+        table = client.download_artifacts(parent.info.run_id, "comparison.csv")
+        with open(table) as f:  # a row per pairing × dataset × size, implementations side by side
+            assert len(f.read().strip().splitlines()) == 1 + 2
+
+    runs = store_runs("faults", tracking_server)
+    assert sorted(r.info.status for r in runs) == ["FAILED", "FAILED", "FINISHED"]
+    crashed = next(r for r in runs if r.data.params.get("implementation") == "segfault")
+    assert crashed.data.tags["signal"] == "SIGSEGV"
+    stderr = client.download_artifacts(crashed.info.run_id, "worker_stderr.txt")
+    with open(stderr) as f:
+        assert "Segmentation fault" in f.read()
+    assert not [r for r in runs if r.info.status == "RUNNING"]

@@ -1,0 +1,164 @@
+"""`mlcompare run` end to end into a real SQLite store, read back with MLflow's client."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from conftest import REPO, SMALL_EXPERIMENT, run_cli
+from mlflow.tracking import MlflowClient
+
+CASE_PARAMS = {"pairing", "implementation", "library", "device", "dataset", "n_samples", "n_features", "dtype"}
+TIME_METRICS = {"fit_time_s", "fit_cold_time_s", "predict_time_s", "transfer_time_s", "speedup_fit"}
+QUALITY = {"kmeans": {"adjusted_rand", "inertia"}, "random_forest": {"accuracy", "roc_auc"},
+           "gradient_boosting": {"accuracy", "roc_auc", "log_loss"}, "linear_regression": {"r2", "rmse"}}
+
+
+@pytest.fixture(scope="module")
+def suite_store(tmp_path_factory):
+    """One run of the small experiment, shared by the assertions below (it takes seconds)."""
+    root = tmp_path_factory.mktemp("suite")
+    uri = f"sqlite:///{root / 'mlflow.db'}"
+    (root / "small.yaml").write_text(textwrap.dedent(SMALL_EXPERIMENT))
+    env = {"MLFLOW_TRACKING_URI": uri, "MLCOMPARE_DATA_DIR": str(root / "data")}
+    result = run_cli("run", "small.yaml", cwd=root, env=env)
+    assert result.returncode == 0, result.stderr
+    client = MlflowClient(tracking_uri=uri)
+    experiment = client.get_experiment_by_name("small")
+    runs = client.search_runs([experiment.experiment_id], max_results=1000)
+    return client, runs, result
+
+
+def test_one_parent_and_one_nested_child_per_case(suite_store):
+    _, runs, result = suite_store
+    parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
+    children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
+    assert len(parents) == 1 and len(children) == 9
+    parent = parents[0]
+    assert all(c.data.tags["mlflow.parentRunId"] == parent.info.run_id for c in children)
+    assert parent.info.status == "FINISHED"
+    assert parent.data.params["suite_name"] == "small"
+    assert len(parent.data.params["suite_file_sha256"]) == 64
+    assert parent.data.metrics["cases_ok"] == 5 and parent.data.metrics["cases_skipped"] == 4
+    assert parent.data.tags["host.cpu_model"] and "version.mlflow" in parent.data.tags
+    assert "5 ran, 4 skipped, 0 failed" in result.stdout
+
+
+def test_cases_that_ran_have_params_times_and_quality(suite_store):
+    client, runs, _ = suite_store
+    ran = [r for r in runs if r.data.tags.get("case_status") == "ok"]
+    assert {(r.data.params["pairing"], r.data.params["implementation"]) for r in ran} == {
+        ("kmeans", "sklearn"), ("random_forest", "sklearn"), ("gradient_boosting", "sklearn"),
+        ("gradient_boosting", "xgboost_cpu"), ("linear_regression", "sklearn")}
+    for run in ran:
+        assert CASE_PARAMS <= set(run.data.params)
+        assert TIME_METRICS | QUALITY[run.data.params["pairing"]] <= set(run.data.metrics)
+        assert run.info.status == "FINISHED"
+        assert run.data.params["dtype"] == "float32"
+        history = client.get_metric_history(run.info.run_id, "fit_time_repeat_s")
+        assert sorted(m.step for m in history) == [0, 1]
+        if run.data.params["implementation"] == "sklearn":
+            assert run.data.metrics["speedup_fit"] == 1.0
+    xgb = next(r for r in ran if r.data.params["implementation"] == "xgboost_cpu")
+    sk_gb = next(r for r in ran if r.data.params["pairing"] == "gradient_boosting"
+                 and r.data.params["implementation"] == "sklearn")
+    expected = sk_gb.data.metrics["fit_time_s"] / xgb.data.metrics["fit_time_s"]
+    assert xgb.data.metrics["speedup_fit"] == pytest.approx(expected, rel=1e-9)
+    assert xgb.data.params["estimator.max_bin"] == "255"
+    assert "best-first" in sk_gb.data.tags["param_differences"]
+
+
+def test_gpu_implementations_are_skipped_with_a_reason(suite_store):
+    from mlcompare.measure import device
+
+    if device.cuda_devices()[0]:
+        pytest.skip("this machine has a CUDA device")
+    _, runs, _ = suite_store
+    skipped = [r for r in runs if r.data.tags.get("case_status") == "skipped"]
+    assert {(r.data.params["pairing"], r.data.params["implementation"]) for r in skipped} == {
+        ("kmeans", "cuml"), ("random_forest", "cuml"), ("gradient_boosting", "xgboost_gpu"),
+        ("linear_regression", "cuml")}
+    for run in skipped:
+        assert run.data.params["device"] == "gpu"
+        assert "no CUDA device" in run.data.tags["skip_reason"]
+        assert "fit_time_s" not in run.data.metrics
+
+
+def test_parent_has_the_comparison_and_the_experiment(suite_store):
+    client, runs, _ = suite_store
+    parent = next(r for r in runs if "mlflow.parentRunId" not in r.data.tags)
+    names = {a.path for a in client.list_artifacts(parent.info.run_id)}
+    assert {"comparison.csv", "comparison.html", "experiment.yaml"} <= names
+    csv = client.download_artifacts(parent.info.run_id, "comparison.csv")
+    with open(csv) as f:  # a row per pairing × dataset × size: kmeans, two classifiers, one regressor
+        assert len(f.read().strip().splitlines()) == 1 + 4
+    assert "mlcompare suite `small`" in parent.data.tags["mlflow.note.content"]
+
+
+def test_implementations_flag_limits_the_cases(workdir, small_experiment):
+    result = run_cli("run", str(small_experiment), "--implementations", "xgboost_cpu,sklearn",
+                     "--repeats", "1", "--quiet", cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("[") == 0  # --quiet: no progress lines
+    client = MlflowClient()
+    runs = client.search_runs([client.get_experiment_by_name("small").experiment_id])
+    children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
+    assert sorted(r.data.params["implementation"] for r in children) == [
+        "sklearn", "sklearn", "sklearn", "sklearn", "xgboost_cpu"]
+    assert {r.data.params["repeats"] for r in children} == {"1"}
+
+
+def test_default_store_is_mlflow_db_in_the_working_directory(tmp_path):
+    """With no MLFLOW_TRACKING_URI, runs land in ./mlflow.db, where `mlflow ui` looks."""
+    (tmp_path / "one.yaml").write_text(
+        "name: one\nrepeats: 1\ndatasets: [{generator: regression, n_samples: 100, n_features: 2}]\n"
+        "pairings: [linear_regression]\nimplementations: [sklearn]\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    env["MLCOMPARE_DATA_DIR"] = str(tmp_path / "data")
+    result = subprocess.run([sys.executable, "-m", "mlcompare", "run", "one.yaml"], cwd=tmp_path,
+                            env=env | {"PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    assert len(client.search_runs([client.get_experiment_by_name("one").experiment_id])) == 2
+
+
+def test_every_case_is_compared_with_its_baseline(suite_store):
+    from mlcompare.measure.threads import default_threads
+
+    _, runs, _ = suite_store
+    ran = [r for r in runs if r.data.tags.get("case_status") == "ok"]
+    for run in ran:
+        m, tags = run.data.metrics, run.data.tags
+        assert tags["parity"] in ("ok", "degraded")
+        assert run.data.params["threads"] == str(default_threads())
+        assert tags["threadpools"] and tags["ran_on"].startswith("cpu")
+        assert len(tags["dataset_sha256"]) == 64 and tags["host.cpu_model"]
+        assert {"fit_time_iqr_s", "fit_time_cv", "end_to_end_time_s", "fit_host_input_time_s",
+                "speedup_end_to_end", "fit_peak_host_memory_mb", "load_time_s"} <= set(m)
+        (logged,) = run.inputs.dataset_inputs
+        assert logged.dataset.digest == tags["dataset_sha256"][:16] and logged.dataset.source_type == "code"
+        if run.data.params["implementation"] == "sklearn":
+            assert m["quality_delta"] == 0.0 and m["prediction_agreement"] == 1.0
+            assert "speedup_fit_ci_low" not in m
+    xgb = next(r for r in ran if r.data.params["implementation"] == "xgboost_cpu")
+    m = xgb.data.metrics
+    assert 0 < m["speedup_fit_ci_low"] <= m["speedup_fit"] <= m["speedup_fit_ci_high"]
+    assert 0.8 < m["prediction_agreement"] <= 1.0  # two boosted models on easy data mostly agree
+    assert abs(m["quality_delta"]) < 0.1
+    assert xgb.data.params["estimator.n_jobs"] == xgb.data.params["threads"]
+
+
+def test_system_metrics_are_sampled_on_request(workdir):
+    (workdir / "one.yaml").write_text(
+        "name: sysm\nrepeats: 3\nsystem_metrics: true\n"
+        "datasets: [{generator: classification, n_samples: 3000, n_features: 10}]\n"
+        "pairings: [random_forest]\nimplementations: [sklearn]\n")
+    result = run_cli("run", "one.yaml", cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    client = MlflowClient()
+    runs = client.search_runs([client.get_experiment_by_name("sysm").experiment_id])
+    parent = next(r for r in runs if "mlflow.parentRunId" not in r.data.tags)
+    assert any(k.startswith("system/cpu_utilization") for k in parent.data.metrics), parent.data.metrics
