@@ -47,13 +47,39 @@ def min_time_seconds(text: str) -> float | None:
     return seconds(text, 0)
 
 
+#: Flags that take no value on the command line (`--resume`, before or after the experiment
+#: file) and also the `--resume=VALUE` form MLproject passes (see `explicit_booleans`).
+BOOLEAN_FLAGS = ("--resume",)
+
+
 def boolean(text: str) -> bool:
     """--resume=VALUE as the MLproject passes it: true/false, yes/no, 1/0, on/off, empty = false."""
     word = text.strip().lower()
     if word in _TRUE or word in _FALSE:
         return word in _TRUE
-    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r} "
-                                     "(write the experiment file before --resume)")
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def explicit_booleans(argv: list[str]) -> list[str]:
+    """`--resume=true` as `--resume`, `--resume=false` (or empty) as nothing.
+
+    A flag that may take a value would swallow the word after it (`--resume FILE` read FILE
+    as the value), so `--resume` takes none, and the `=VALUE` form is read here, before the
+    parser sees it. A value that is not a boolean raises ArgumentTypeError naming the flag.
+    """
+    out = []
+    for arg in argv:
+        name, equals, value = arg.partition("=")
+        if not equals or name not in BOOLEAN_FLAGS:
+            out.append(arg)
+            continue
+        try:
+            on = boolean(value)
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentTypeError(f"{name}: {exc}") from None
+        if on:
+            out.append(name)
+    return out
 
 
 def name_list_or_empty(text: str) -> list[str] | None:

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from mlcompare.cli.command import Command, register
-from mlcompare.cli.flags import add_pairing_flags, add_selection, address_or_empty, boolean, experiment_from_args
+from mlcompare.cli.flags import add_pairing_flags, add_selection, address_or_empty, experiment_from_args
 from mlcompare.errors import InputError
 from mlcompare.records import Status
 
@@ -22,9 +22,9 @@ class Run(Command):
         add_selection(parser)
         parser.add_argument("--system-metrics", action="store_true",
                             help="sample CPU/memory (and GPU, with nvidia-ml-py) on the suite run")
-        parser.add_argument("--resume", type=boolean, nargs="?", const=True, default=False, metavar="BOOL",
+        parser.add_argument("--resume", action="store_true",
                             help="skip the cases already FINISHED in the store for this experiment "
-                                 "fingerprint; rerun failed, killed and missing ones")
+                                 "fingerprint; rerun failed, killed and missing ones (also --resume=true|false)")
         stop = parser.add_mutually_exclusive_group()
         stop.add_argument("--keep-going", dest="fail_fast", action="store_false", default=False,
                           help="run every case even after one failed (the default)")
