@@ -88,6 +88,7 @@ class CaseRecord(TypedDict, total=False):
     library_version: str
     model_time_s: float
     cluster: dict[str, Any]
+    process: str  # "forked" (from the suite's warm worker) or "fresh" (a new Python process)
     threads: int
     # added by the suite
     pairing: str

@@ -34,6 +34,10 @@ class Run(Command):
                             help="spread the cases over the workers of this Dask scheduler (one case per "
                                  "worker at a time; GPU cases on workers started with --resources GPU=1); "
                                  "results are logged here, to the tracking URI")
+        parser.add_argument("--no-warm-worker", dest="warm_worker", action="store_false",
+                            help="start every case in a fresh Python process instead of forking CPU cases "
+                                 "from a warm worker that has imported the CPU libraries once (slower: each "
+                                 "case imports them again)")
         parser.add_argument("--quiet", action="store_true",
                             help="no progress output (on a terminal: no bar and no summary table; "
                                  "elsewhere: no lines)")
@@ -74,18 +78,24 @@ def _run_suite(args: argparse.Namespace, guard):
         say = live.say
     else:
         say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-    cluster = None
+    cluster = warm = None
     if args.scheduler:  # reached before the store is touched: a bad address is an input error
         from mlcompare.suite.spread import connect
 
         _check_not_training_on(experiment, args.scheduler)
         cluster = connect(args.scheduler)
         say(f"mlcompare: spreading the cases over {cluster.describe()}")
+    elif args.warm_worker:
+        from mlcompare.suite.cases import case_skip_reason
+        from mlcompare.suite.isolation import start_warm_worker
+
+        # started now: its imports overlap the datasets' preparation and the store's opening
+        warm = start_warm_worker(experiment.cases(), experiment.allowed_modules, case_skip_reason)
     try:
         # before the store is touched; spread, every case's data (the workers may lack it)
         prepared = prepare_datasets(experiment, say, guard, everywhere=cluster is not None)
         suite = dict(say=say, prepared=prepared, guard=guard, resume=args.resume,
-                     fail_fast=args.fail_fast, cluster=cluster)
+                     fail_fast=args.fail_fast, cluster=cluster, warm=warm or False)
         if live:
             with live:
                 outcome = run_suite(experiment, Recorder(experiment.name), progress=live, **suite)
@@ -95,6 +105,9 @@ def _run_suite(args: argparse.Namespace, guard):
     finally:
         if cluster is not None:
             cluster.close()
+        if warm is not None:
+            warm.close(kill=True)
+            warm.remove_log()
 
 
 def _check_not_training_on(experiment, address: str) -> None:

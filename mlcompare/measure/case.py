@@ -16,7 +16,7 @@ from threadpoolctl import threadpool_limits
 from mlcompare.config.imports import ALLOWED_MODULE_PREFIXES, import_estimator
 from mlcompare.data import cache as datasets
 from mlcompare.measure import cluster as dask_cluster
-from mlcompare.measure import device, memory, quality, stats, timing
+from mlcompare.measure import device, memory, quality, quiet, stats, timing
 from mlcompare.measure.audit import effective_params, library_version, verify_device
 from mlcompare.measure.threads import thread_pools, with_threads
 from mlcompare.pairings.tasks import EMBEDDING_SAMPLE, TASKS
@@ -112,6 +112,7 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     # 5. results back to the host
     outputs, transfer_out = timing.timed(
         lambda: {k: None if v is None else device.to_host(v) for k, v in raw.items()}, False)
+    quiet.release()  # the last timed call is over: the suite's writer may use the cores now
     y_true, agree = _scored_rows(task.output, host, outputs)
     if spec.get("predictions_path"):
         np.save(spec["predictions_path"], np.asarray(agree), allow_pickle=False)

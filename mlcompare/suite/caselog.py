@@ -60,6 +60,8 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
                 "signal", "worker_host", "dask_worker", "baseline_host"):
         if record.get(key):
             tags[key] = str(record[key])
+    if record.get("process"):
+        tags["case_process"] = record["process"]  # forked from the warm worker, or a fresh Python
     if record.get("failure"):
         tags["failure_reason"] = record["failure"]
     texts = {"worker_stderr.txt": record["stderr_tail"]} if record.get("stderr_tail") else None

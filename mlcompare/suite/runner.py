@@ -24,12 +24,14 @@ from mlcompare.config.experiment import Case, Experiment
 from mlcompare.measure.threads import default_threads
 from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG, CaseRecord, Status
 from mlcompare.suite import host as sysinfo
+from mlcompare.suite import isolation
 from mlcompare.suite import resume as resume_keys
 from mlcompare.suite.baseline import compare
 from mlcompare.suite.caselog import log_case
-from mlcompare.suite.cases import base_record, case_spec, prepare_datasets, reused_record, run_here
+from mlcompare.suite.cases import base_record, case_skip_reason, case_spec, prepare_datasets, reused_record, run_here
 from mlcompare.suite.interrupts import Interrupted, SignalGuard
 from mlcompare.suite.progress import SuiteProgress
+from mlcompare.suite.warm import WarmWorker
 
 if TYPE_CHECKING:  # the suite needs only a recorder's methods; MLflow is imported by tracking/
     from mlcompare.report import SuiteReport
@@ -59,11 +61,13 @@ def _stderr(line: str) -> None:
 def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], None] = _stderr,
               prepared: dict[str, Path | str] | None = None, progress: SuiteProgress | None = None,
               guard: SignalGuard | None = None, resume: bool = False, fail_fast: bool = False,
-              cluster: Connection | None = None) -> SuiteOutcome:
+              cluster: Connection | None = None, warm: WarmWorker | bool = True) -> SuiteOutcome:
     """Run every case; `resume` reuses the cases FINISHED under the same experiment
     fingerprint; `fail_fast` stops at the first failed case; `cluster` (`spread.connect`)
     spreads the cases over a Dask cluster's workers. A signal caught by `guard` kills the
-    running cases' workers, marks their runs and the parent KILLED and raises `Interrupted`."""
+    running cases' workers, marks their runs and the parent KILLED and raises `Interrupted`.
+    `warm`: CPU cases are forked from a warm worker (this one, or one started here; False:
+    every case in a fresh process)."""
     guard = guard or SignalGuard()  # not installed: never raises
     cases = experiment.cases()
     threads = experiment.threads or default_threads()
@@ -120,7 +124,9 @@ def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], N
         finished = recorder.finished_cases(experiment_fp) if resume else {}
         if resume:
             say(f"resume: {len(finished)} cases of this experiment already FINISHED in the store")
-        with tempfile.TemporaryDirectory(prefix="mlcompare-suite-") as scratch:
+        with tempfile.TemporaryDirectory(prefix="mlcompare-suite-") as scratch, \
+                isolation.case_processes(cases, experiment.allowed_modules, case_skip_reason, recorder,
+                                         Path(scratch), warm, local=cluster is None):
             outcomes = _outcomes(cases, experiment, experiment_fp, finished, threads, prepared, Path(scratch),
                                  guard, progress, cluster)
             try:

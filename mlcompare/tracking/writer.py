@@ -4,6 +4,9 @@ A suite is a parent run; each case is a child run nested under it. Under `mlflow
 the parent is the run `mlflow run` created (found through MLFLOW_RUN_ID), otherwise the
 suite creates and closes its own. The store is whatever MLflow resolves: the
 MLFLOW_TRACKING_URI when set, else MLflow's own default (SQLite `mlflow.db` here).
+
+After `write_behind`, child runs are written by a thread of their own while the suite
+goes on (`behind`); every call that reads the store or closes the suite waits for it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from mlflow.exceptions import MlflowException
 from mlflow.protos.databricks_pb2 import RESOURCE_ALREADY_EXISTS, ErrorCode
 
 from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG
+from mlcompare.tracking.behind import Turn, WriteBehind
 from mlcompare.tracking.client import open_client, paginate
 from mlcompare.tracking.reader import load_suite
 from mlcompare.tracking.stored import StoredSuite
@@ -49,6 +53,7 @@ class Recorder:
         self.parent_id: str | None = None
         self._monitoring = False  # the fluent run that carries MLflow's system-metrics sampler
         self._open: set[str] = set()  # child runs created and not yet terminated
+        self._behind: WriteBehind | None = None  # the writer thread, after write_behind()
 
     def _experiment_named(self, name: str) -> str:
         found = self.client.get_experiment_by_name(name)
@@ -78,10 +83,44 @@ class Recorder:
             self._monitoring = True
         return self.parent_id
 
+    def write_behind(self, turn: Turn | None = None, hold: bool = False) -> None:
+        """From now on `log_case` queues the run and returns at once; a thread writes the queue
+        in order, each write inside `turn()`; with `hold`, a queued run waits for
+        `release_queued` (see `behind`). Reading the store, `finish_suite` and `abort_suite`
+        wait until every run is written."""
+        if self._behind is None:
+            self._behind = WriteBehind(turn, hold)
+
+    def release_queued(self) -> None:
+        """Let the writer thread write the runs queued so far."""
+        if self._behind is not None:
+            self._behind.release()
+
+    def drain(self) -> None:
+        """Wait until every queued run is written (raises the error of one that could not be)."""
+        if self._behind is not None:
+            self._behind.drain()
+
+    def _stop_behind(self, raise_error: bool = True) -> None:
+        if self._behind is not None:
+            behind, self._behind = self._behind, None
+            behind.drain(raise_error)
+            behind.stop()
+
     def log_case(self, run_name: str, status: str, params: dict[str, Any], metrics: dict[str, float],
                  tags: dict[str, str], history: dict[str, list[float]] | None = None,
-                 texts: dict[str, str] | None = None, dataset: dict[str, Any] | None = None) -> str:
-        """One finished case as a child run: created, filled and closed in one go."""
+                 texts: dict[str, str] | None = None, dataset: dict[str, Any] | None = None) -> str | None:
+        """One finished case as a child run: created, filled and closed in one go. Writing
+        behind, it is queued and None is returned (the run id is not known yet)."""
+        if self._behind is not None:
+            self._behind.put(lambda: self._write_case(run_name, status, params, metrics, tags, history, texts,
+                                                      dataset))
+            return None
+        return self._write_case(run_name, status, params, metrics, tags, history, texts, dataset)
+
+    def _write_case(self, run_name: str, status: str, params: dict[str, Any], metrics: dict[str, float],
+                    tags: dict[str, str], history: dict[str, list[float]] | None,
+                    texts: dict[str, str] | None, dataset: dict[str, Any] | None) -> str:
         run = self.client.create_run(self.experiment_id, run_name=_clip(run_name, _MAX_RUN_NAME_LEN),
                                      tags={"mlflow.parentRunId": self.parent_id})
         run_id = run.info.run_id
@@ -114,11 +153,13 @@ class Recorder:
 
     def load_suite(self) -> StoredSuite:
         """The suite as the store holds it now: what the report is built from."""
+        self.drain()
         return load_suite(self.client, self.client.get_run(self.parent_id))
 
     def finished_cases(self, experiment_fingerprint: str) -> dict[str, dict[str, Any]]:
         """Case runs of this MLflow experiment that FINISHED under the given experiment
         fingerprint, by case fingerprint: their run id, metrics and tags."""
+        self.drain()
         query = (f"tags.`{EXPERIMENT_FINGERPRINT_TAG}` = '{experiment_fingerprint}' "
                  f"and attributes.status = 'FINISHED'")
         found: dict[str, dict[str, Any]] = {}
@@ -136,6 +177,7 @@ class Recorder:
         `files` maps artifact paths (folders allowed, e.g. `plots/speedup.png`) to text or
         bytes; `tables` go through `log_table`, so the UI shows them as tables.
         """
+        self._stop_behind()
         self._log(self.parent_id, metrics=metrics, tags=tags)
         with tempfile.TemporaryDirectory() as tmp:
             for name, content in files.items():
@@ -155,7 +197,9 @@ class Recorder:
 
     def abort_suite(self, status: str = "KILLED", tags: dict[str, str] | None = None) -> None:
         """Close every run this suite left open, the parent too (even one `mlflow run` owns),
-        so that nothing stays RUNNING; `tags` go on the parent first."""
+        so that nothing stays RUNNING; `tags` go on the parent first. Runs still queued are
+        written first (a write that fails here does not stop the closing)."""
+        self._stop_behind(raise_error=False)
         self._stop_monitor(status)
         for run_id in sorted(self._open):
             self.client.set_terminated(run_id, status)
