@@ -115,6 +115,9 @@ def add_selection(parser: argparse.ArgumentParser, experiment_required: bool = T
                         help="CPU threads for every CPU implementation (default: the file's, else all physical cores)")
     parser.add_argument("--min-time", type=min_time_seconds, default=None, metavar="SECONDS",
                         help="keep repeating warm fits until this much fit time is measured")
+    parser.add_argument("--no-size-check", dest="size_check", action="store_false",
+                        help="run datasets larger than this machine's memory or the dataset cache's free disk "
+                             "(refused by default)")
 
 
 def add_pairing_flags(parser: argparse.ArgumentParser) -> None:
@@ -136,4 +139,8 @@ def experiment_from_args(args: argparse.Namespace):
         experiment.threads = args.threads
     if args.min_time is not None:
         experiment.min_time_s = args.min_time
+    if args.size_check:
+        from mlcompare.config.sizes import check_sizes
+
+        check_sizes(experiment)
     return experiment

@@ -97,6 +97,7 @@ class Experiment:
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
     selections: list[Selection] = field(default_factory=list)
     allowed_modules: tuple[str, ...] = ()  # module prefixes estimators may be imported from
+    dataset_entries: list[int] = field(default_factory=list)  # per dataset: its entry in the file's `datasets`
 
     def __post_init__(self) -> None:
         # `pairings` is the source of truth (code may replace it): keep a selection (its
@@ -291,8 +292,9 @@ def load_experiment(path: str | Path, repeats: int | None = None,
     else:
         catalog = dict(catalog)
 
-    datasets = [spec for entry, raw in zip(model.datasets, data["datasets"])
+    numbered = [(i, spec) for i, (entry, raw) in enumerate(zip(model.datasets, data["datasets"]))
                 for spec in _dataset_specs(entry, raw, model, source, cards)]
+    datasets = [spec for _, spec in numbered]
     listed = model.pairings is not None
     if listed:
         selections = parse_entries(source, model.pairings, catalog, allowed, path.parent)
@@ -332,7 +334,7 @@ def load_experiment(path: str | Path, repeats: int | None = None,
                             repeats=file_repeats, timeout_s=timeout_s, min_time_s=model.min_time_s,
                             threads=model.threads, system_metrics=model.system_metrics, datasets=datasets,
                             pairings=pairings, implementations=impl_names, raw=data, selections=selections,
-                            allowed_modules=allowed)
+                            allowed_modules=allowed, dataset_entries=[i for i, _ in numbered])
     if not experiment.cases():
         raise InputError(source, "implementations", "selects no case to run")
     return experiment

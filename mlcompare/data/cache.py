@@ -87,8 +87,8 @@ class DatasetSpec:
 
 
 def human_count(n: int) -> str:
-    """10000 -> '10k', 2500000 -> '2.5M' (for run names)."""
-    for div, suffix in ((1_000_000, "M"), (1_000, "k")):
+    """10000 -> '10k', 2500000 -> '2.5M', 10**12 -> '1T' (for run names): SI prefixes up to P."""
+    for div, suffix in ((10**15, "P"), (10**12, "T"), (10**9, "G"), (10**6, "M"), (10**3, "k")):
         if n >= div:
             value = n / div
             return f"{value:.0f}{suffix}" if value == int(value) else f"{value:.3g}{suffix}"
