@@ -57,6 +57,8 @@ class Run(Command):
         ok, skipped, failed = (outcome.count(s) for s in (Status.OK, Status.SKIPPED, Status.FAILED))
         reused = f", {outcome.reused} already finished (resumed)" if args.resume else ""
         print(f"mlcompare: {ok} ran, {skipped} skipped, {failed} failed{reused}; parent run {outcome.parent_run_id}")
+        if outcome.runs_page:
+            print(f"mlcompare: the runs table: {outcome.runs_page}")
         return 1 if failed or outcome.stopped_early else 0
 
 

@@ -44,6 +44,7 @@ class SuiteOutcome:
     parent_run_id: str
     records: list[CaseRecord] = field(default_factory=list)
     stopped_early: bool = False  # --fail-fast stopped at a failed case
+    runs_page: str = ""  # how to open the runs table in the MLflow UI
 
     def count(self, status: str) -> int:
         """Cases run by this suite with that status (not those reused by --resume)."""
@@ -86,7 +87,7 @@ def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], N
                 "suite_cases": len(cases), "suite_timeout_s": experiment.timeout_s, "suite_resume": resume},
         tags={"mlcompare.kind": "suite", EXPERIMENT_FINGERPRINT_TAG: experiment_fp, **fingerprint, **spread_tags},
         system_metrics=experiment.system_metrics)
-    outcome = SuiteOutcome(parent)
+    outcome = SuiteOutcome(parent, runs_page=recorder.runs_page() if hasattr(recorder, "runs_page") else "")
     where = f"{threads} CPU threads" if cluster is None else cluster.describe()
     say(f"mlcompare: suite {experiment.name!r}, {len(cases)} cases, {where}, "
         f"store {recorder.tracking_uri}, parent run {parent}")

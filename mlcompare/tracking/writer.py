@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 
 _MAX_PARAM_LEN = 6000
 _MAX_RUN_NAME_LEN = 250  # the runs.name column
+#: The experiment tag MLflow's UI keeps an experiment's kind in (its kind selector writes it),
+#: and the value for classical model training (the other: genai_development).
+EXPERIMENT_KIND_TAG, MODEL_TRAINING_KIND = "mlflow.experimentKind", "custom_model_development"
 
 
 class Recorder:
@@ -50,6 +53,7 @@ class Recorder:
             self.experiment_id = os.environ["MLFLOW_EXPERIMENT_ID"]
         else:
             self.experiment_id = self._experiment_named(os.environ.get("MLFLOW_EXPERIMENT_NAME") or experiment_name)
+        self._mark_model_training()
         self.parent_id: str | None = None
         self._monitoring = False  # the fluent run that carries MLflow's system-metrics sampler
         self._open: set[str] = set()  # child runs created and not yet terminated
@@ -65,6 +69,27 @@ class Recorder:
             if exc.error_code != ErrorCode.Name(RESOURCE_ALREADY_EXISTS):
                 raise
             return self.client.get_experiment_by_name(name).experiment_id
+
+    def _mark_model_training(self) -> None:
+        """Tag the experiment as classical model training, unless someone gave it a kind already.
+
+        MLflow 3.17's UI does not read the tag when it picks the view it opens (its GenAI /
+        Model training switch decides, GenAI by default): `runs_page` links the runs table.
+        """
+        tags = self.client.get_experiment(self.experiment_id).tags
+        if EXPERIMENT_KIND_TAG not in tags:
+            self.client.set_experiment_tag(self.experiment_id, EXPERIMENT_KIND_TAG, MODEL_TRAINING_KIND)
+
+    def runs_page(self) -> str:
+        """How to open this suite's runs table in the MLflow UI, in words (the link asks for the
+        Model training view, which MLflow 3.17 does not open by default)."""
+        fragment = f"#/experiments/{self.experiment_id}/runs?workflowType=machine_learning"
+        uri = self.tracking_uri
+        if uri.startswith(("http://", "https://")):
+            return f"{uri.rstrip('/')}/{fragment}"
+        local = uri.startswith("sqlite:///") and Path(uri[len("sqlite:///"):]).resolve() == Path("mlflow.db").resolve()
+        command = "mlflow ui" if local else f"mlflow ui --backend-store-uri {uri}"
+        return f"`{command}`, then http://127.0.0.1:5000/{fragment}"
 
     def start_suite(self, run_name: str, params: dict[str, Any], tags: dict[str, str],
                     system_metrics: bool = False) -> str:
