@@ -74,7 +74,10 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
         dataset_input = {"name": spec.label, "digest": record["dataset_sha256"][:16],
                          "source": record["dataset_source"], "rows": record["n_samples"],
                          "features": record["n_features"], "dtype": spec.dtype}
-    recorder.log_case(case.name, status, params, record.get("metrics", {}), tags, history=history, texts=texts,
+    metrics = dict(record.get("metrics", {}))
+    if "model_time_s" in record:  # the case's time inside the model's calls, timed or not
+        metrics["model_time_s"] = record["model_time_s"]
+    recorder.log_case(case.name, status, params, metrics, tags, history=history, texts=texts,
                       dataset=dataset_input)
 
 
