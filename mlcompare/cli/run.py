@@ -108,8 +108,7 @@ def _run_suite(args: argparse.Namespace, guard):
         if cluster is not None:
             cluster.close()
         if warm is not None:
-            warm.close(kill=True)
-            warm.remove_log()
+            warm.shutdown()
 
 
 def _check_not_training_on(experiment, address: str) -> None:

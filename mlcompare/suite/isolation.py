@@ -83,8 +83,7 @@ def case_processes(cases: list[Case], allowed: tuple[str, ...], skip_reason: Cal
             yield
     finally:
         if server is not None and server is not warm:
-            server.close()
-            server.remove_log()
+            server.shutdown()
 
 
 def worker_env() -> dict[str, str]:

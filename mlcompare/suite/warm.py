@@ -159,7 +159,9 @@ class WarmWorker:
             self._proc = None
         self._ready = False
 
-    def remove_log(self) -> None:
+    def shutdown(self) -> None:
+        """End the server for good and remove its log (its owner's last call)."""
+        self.close(kill=True)
         self._log.close()
         try:
             os.unlink(self._log.name)

@@ -51,7 +51,7 @@ def test_cpu_cases_are_forked_and_cases_that_may_touch_a_gpu_start_fresh(tmp_pat
                                 "estimator": "xgboost.dask.DaskXGBRegressor"}}.items()}
         assert warm.unusable is None and warm.ready_s > 0
     finally:
-        warm.close()
+        warm.shutdown()
     assert cpu["status"] == "ok" and cpu["process"] == "forked" and cpu["metrics"]["r2"] > 0.9
     assert {name: r["process"] for name, r in others.items()} == dict.fromkeys(others, "fresh")
 
@@ -66,7 +66,7 @@ def test_a_server_that_loaded_a_gpu_module_refuses_and_cases_start_fresh(tmp_pat
         with isolation.serving(warm, None):
             record = isolation.run_isolated(_spec(tmp_path), timeout_s=300)
     finally:
-        warm.close()
+        warm.shutdown()
     assert record["status"] == "ok" and record["process"] == "fresh"
     assert "numba.cuda" in warm.unusable and "cannot be forked" in warm.unusable
 
@@ -146,4 +146,4 @@ def test_the_warm_worker_is_an_import_of_the_cpu_libraries_only(tmp_path):
         assert "libcuda.so" not in maps  # the driver was never loaded, so no CUDA context exists
         assert "xgboost" in maps and server.children() == []  # its case child is gone
     finally:
-        warm.close()
+        warm.shutdown()
