@@ -1,7 +1,8 @@
 """Run one case in this process and return a plain result record (a JSON-able dict).
 
-The suite calls this through `mlcompare.measure.worker` in a fresh process per case, so the cold
-fit really is the first fit in the process and a crash cannot take the suite down.
+The suite calls this through `mlcompare.measure.worker` in a process of its own per case (a fresh
+one, or one forked from the warm worker, which never fits), so the cold fit really is the first
+fit in the process and a crash cannot take the suite down.
 """
 
 from __future__ import annotations

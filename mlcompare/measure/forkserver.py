@@ -43,7 +43,7 @@ from mlcompare.measure import worker
 BASE_MODULES = ("numpy", "scipy", "sklearn", "pyarrow.parquet", "threadpoolctl", "psutil",
                 "mlcompare.measure.case")
 #: Top-level modules of GPU libraries: none may be loaded in a process that forks cases.
-GPU_MODULES = ("cupy", "cudf", "cuml", "rmm", "numba.cuda", "torch", "pynvml", "dask_cuda")
+GPU_MODULES = ("cupy", "cudf", "cuml", "rmm", "numba.cuda", "torch", "dask_cuda")
 _MESSAGE_BYTES = 65536
 
 

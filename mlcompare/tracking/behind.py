@@ -59,11 +59,6 @@ class WriteBehind:
         for write in held:
             self._queue.put(write)
 
-    @property
-    def pending(self) -> int:
-        """Writes held, queued or under way."""
-        return len(self._held) + self._queue.unfinished_tasks
-
     def drain(self, raise_error: bool = True) -> None:
         """Release, wait until every write is done; then raise the first error one of them met."""
         self.release()
