@@ -82,7 +82,9 @@ class CaseRecord(TypedDict, total=False):
     metrics: dict[str, float]
     fit_times: list[float]
     fit_host_times: list[float]
-    effective_params: dict[str, str]
+    predict_times: list[float]  # the warm predict (or transform) calls
+    effective_params: dict[str, str]  # the estimator's parameters after fit (unset ones as the library used them)
+    memory_method: str  # how fit_peak_host_memory_mb was taken: "high-water mark" or "sampled"
     ran_on: str
     threadpools: str
     library_version: str
@@ -97,6 +99,7 @@ class CaseRecord(TypedDict, total=False):
     dataset: str
     n_samples: int | None
     n_features: int | None
+    training_rows: int  # rows the fits saw (n_samples less the test split)
     baseline: bool
     main_metric: str
     dataset_sha256: str
@@ -104,6 +107,9 @@ class CaseRecord(TypedDict, total=False):
     predictions_path: str
     predictions: Any  # a spread case's predictions on their way back (an array)
     parity: str
+    found_differences: list[str]  # effective parameters and fitted counts that differ from the baseline's
+    timing_stability: str  # "stable" or "noisy: <why>"
+    rounds: int  # processes the case ran in (its repeats pooled)
     baseline_host: str
     worker_host: str
     dask_worker: str

@@ -87,6 +87,9 @@ def add_selection(parser: argparse.ArgumentParser, experiment_required: bool = T
                              "reason timeout (overrides the file's timeout_s)")
     parser.add_argument("--threads", type=positive_int_or_empty, default=None,
                         help="CPU threads for every CPU implementation (default: the file's, else all physical cores)")
+    parser.add_argument("--rounds", type=positive_int_or_empty, default=None,
+                        help="run each case in this many fresh processes, in shuffled order, and pool their "
+                             "repeats (overrides the file's rounds)")
     parser.add_argument("--min-time", type=min_time_seconds, default=None, metavar="SECONDS",
                         help="keep repeating warm fits until this much fit time is measured")
 
@@ -105,7 +108,7 @@ def experiment_from_args(args: argparse.Namespace):
 
     experiment = load_experiment(args.experiment, repeats=args.repeats, implementations=args.implementations,
                                  timeout_s=args.timeout, pairing_paths=args.pairings,
-                                 allow_modules=args.allow_module)
+                                 allow_modules=args.allow_module, rounds=args.rounds)
     if args.threads is not None:
         experiment.threads = args.threads
     if args.min_time is not None:

@@ -46,6 +46,9 @@ from mlcompare.errors import InputError
 #: More warm fits than this is a typo, not a measurement (and would never finish).
 MAX_REPEATS = 1000
 Repeats = fields.Int(1, MAX_REPEATS)
+#: Fresh processes per case: more is a typo (a suite of a hundred cases would run for days).
+MAX_ROUNDS = 100
+Rounds = fields.Int(1, MAX_ROUNDS)
 Timeout = fields.Number(1)
 #: Every generator's own options, by name (some generators share one).
 OPTIONS = {name: option for g in GENERATORS.values() for name, option in g.options.items()}
@@ -97,6 +100,7 @@ class Experiment:
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
     selections: list[Selection] = field(default_factory=list)
     allowed_modules: tuple[str, ...] = ()  # module prefixes estimators may be imported from
+    rounds: int = 1  # fresh processes per case, in shuffled order, their repeats pooled
 
     def __post_init__(self) -> None:
         # `pairings` is the source of truth (code may replace it): keep a selection (its
@@ -248,6 +252,8 @@ class ExperimentModel(fields.Strict):
     name: fields.Name(200) = Field(description="the MLflow experiment the suite is recorded in")
     description: fields.Text = Field("", description="what the experiment is for, in words")
     repeats: Repeats = Field(3, description="timed fits per case (warm, after a cold one)")
+    rounds: Rounds = Field(1, description="fresh processes each case runs in (in shuffled order, their "
+                           "repeats pooled): samples the run-to-run variation a single process hides")
     dtype: Dtype = Field("float32", description="float type of the data (each dataset may set its own)")
     seed: Seed = Field(0, description="seed of the data and the estimators (each dataset may set its own)")
     timeout_s: Timeout = Field(3600.0, description="seconds a case may take before it is stopped")
@@ -270,11 +276,12 @@ def load_experiment(path: str | Path, repeats: int | None = None,
                     catalog: dict[str, Pairing] | None = None,
                     timeout_s: float | None = None,
                     pairing_paths: list[str] | None = None,
-                    allow_modules: list[str] | None = None) -> Experiment:
+                    allow_modules: list[str] | None = None, rounds: int | None = None) -> Experiment:
     """Read and validate an experiment file; CLI overrides are validated the same way.
 
     `pairing_paths` (`--pairings`) add pairing files to the catalog and to the selection;
-    `allow_modules` (`--allow-module`) extend the import allow-list.
+    `allow_modules` (`--allow-module`) extend the import allow-list; `rounds` (`--rounds`)
+    overrides the file's.
     """
     path = Path(path)
     source = str(path)
@@ -328,11 +335,12 @@ def load_experiment(path: str | Path, repeats: int | None = None,
 
     file_repeats = model.repeats if repeats is None else fields.validate(Repeats, repeats, "--repeats")
     timeout_s = model.timeout_s if timeout_s is None else fields.validate(Timeout, timeout_s, "--timeout")
+    rounds = model.rounds if rounds is None else fields.validate(Rounds, rounds, "--rounds")
     experiment = Experiment(name=model.name, source=source, sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
                             repeats=file_repeats, timeout_s=timeout_s, min_time_s=model.min_time_s,
                             threads=model.threads, system_metrics=model.system_metrics, datasets=datasets,
                             pairings=pairings, implementations=impl_names, raw=data, selections=selections,
-                            allowed_modules=allowed)
+                            allowed_modules=allowed, rounds=rounds)
     if not experiment.cases():
         raise InputError(source, "implementations", "selects no case to run")
     return experiment

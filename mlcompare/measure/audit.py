@@ -60,12 +60,83 @@ def _accel_evidence(report: Any, class_name: str, gpu_growth_mb: float | None) -
 
 
 def effective_params(model: Any) -> dict[str, str]:
-    """The estimator's parameters as it holds them after fit, as strings."""
+    """The estimator's parameters as it holds them after fit, as strings.
+
+    Where a library leaves a parameter unset (`None`: "use my default"), the value it
+    actually trained with is filled in from the library's own record: XGBoost's booster
+    configuration (learning_rate, max_bin, n_jobs, ... as the booster saved them).
+    """
     try:
         params = model.get_params(deep=False)
     except Exception:  # noqa: BLE001 - an estimator without get_params: nothing to report
         return {}
-    return {k: _short(v) for k, v in sorted(params.items()) if not callable(v)}
+    trained = _booster_config(model)
+    out = {}
+    for key, value in sorted(params.items()):
+        if callable(value):
+            continue
+        if value is None and key in trained:
+            value = trained[key]
+        out[key] = _short(value)
+    return out
+
+
+def _booster_config(model: Any) -> dict[str, Any]:
+    """An XGBoost model's saved configuration, flattened to {leaf name: value} (first wins)."""
+    booster = getattr(model, "get_booster", None)
+    if booster is None:
+        return {}
+    try:
+        config = json.loads(booster().save_config())
+    except Exception:  # noqa: BLE001 - not fitted, or not an XGBoost booster after all
+        return {}
+    flat: dict[str, Any] = {}
+
+    def walk(node: Any) -> None:
+        for key, value in node.items():
+            if isinstance(value, dict):
+                walk(value)
+            else:
+                flat.setdefault(key, value)
+
+    walk(config)
+    return flat
+
+
+def fitted_counts(model: Any) -> dict[str, float]:
+    """What the fit actually did, as metrics: `fit_iterations` (`n_iter_`, the largest when per
+    class) and `fit_trees` (trees built), where the estimator says; compared across
+    implementations in the fairness audit."""
+    out: dict[str, float] = {}
+    n_iter = getattr(model, "n_iter_", None)
+    if n_iter is not None:
+        try:
+            out["fit_iterations"] = float(max(n_iter) if hasattr(n_iter, "__len__") else n_iter)
+        except (TypeError, ValueError):
+            pass
+    trees = _trees_built(model)
+    if trees is not None:
+        out["fit_trees"] = float(trees)
+    return out
+
+
+def _trees_built(model: Any) -> int | None:
+    config = _booster_config(model)
+    if "num_trees" in config:  # XGBoost: every tree of every round and class
+        return int(config["num_trees"])
+    booster = getattr(model, "booster_", None)
+    if booster is not None and hasattr(booster, "num_trees"):  # LightGBM
+        return int(booster.num_trees())
+    per_iteration = getattr(model, "n_trees_per_iteration_", None)
+    if per_iteration is not None and getattr(model, "n_iter_", None) is not None:  # HistGradientBoosting
+        return int(model.n_iter_) * int(per_iteration)
+    try:
+        estimators = getattr(model, "estimators_", None)
+    except Exception:  # noqa: BLE001 - a property that cannot be computed on this estimator
+        return None
+    if isinstance(estimators, list):  # forests
+        return len(estimators)
+    return None
 
 
 def _short(value: Any) -> str:

@@ -7,6 +7,7 @@ fit really is the first fit in the process and a crash cannot take the suite dow
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from mlcompare.config.imports import ALLOWED_MODULE_PREFIXES, import_estimator
 from mlcompare.data import cache as datasets
 from mlcompare.measure import cluster as dask_cluster
 from mlcompare.measure import device, memory, quality, stats, timing
-from mlcompare.measure.audit import effective_params, library_version, verify_device
+from mlcompare.measure.audit import effective_params, fitted_counts, library_version, verify_device
 from mlcompare.measure.threads import thread_pools, with_threads
 from mlcompare.pairings.tasks import EMBEDDING_SAMPLE, TASKS
 from mlcompare.records import CaseRecord, CaseSpec, Status
@@ -85,56 +86,44 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         args = (arrays["X_train"], arrays["y_train"]) if task.supervised else (arrays["X_train"],)
         return lambda: estimator_cls(**params).fit(*args)
 
-    # 2. cold fit: the first in this process (imports done; CUDA context, JIT, caches not yet)
-    _, cold = timing.timed(fitter(data), sync)
-    # 3. warm fits from a fresh estimator each, data already where the library computes
-    model, fit_times = timing.repeat(fitter(data), sync, repeats, min_time_s)
-    # one more, untimed, for memory: a sampling thread must not share the cores with timed fits
+    # 2. cold fit: the first in this process (imports done; JIT, caches and lazy set-up not yet).
+    # Its memory is the case's memory figure: a later fit would reuse what earlier ones freed.
     profile = device.accel_profile() if accelerated else contextlib.nullcontext()
     tree = cluster is not None and cluster.local  # a local cluster's workers are this process's children
-    with profile as accel_report, memory.PeakMemory(gpu=sync, children=tree) as peak:
-        _, memory_fit = timing.timed(fitter(data), sync)
-    ran_on = verify_device(model, spec, peak.gpu_mb, accel_report)
+    with profile as accel_report, memory.FitMemory(children=tree) as host_peak:
+        _, cold = timing.timed(fitter(data), sync)
+    # 3. warm fits from a fresh estimator each, data already where the library computes
+    model, fit_times = timing.repeat(fitter(data), sync, repeats, min_time_s)
+    ran_on = verify_device(model, spec, None, accel_report)
     # 3b. the same fits given host (numpy) arrays: what a user calling fit(X) pays on a GPU,
     # or, distributed, spreading the arrays over the workers first
     host_fit_times = fit_times
     if device_input:
-        host_fit_times = timing.repeat(fitter(host), sync, repeats)[1]
+        host_fit_times = timing.repeat(fitter(host), sync, repeats, min_time_s)[1]
     elif cluster is not None:
         spread_and_fit = lambda: fitter(cluster.place(_labels_for(task, host), on_gpu, task.supervised))()  # noqa: E731
-        host_fit_times = timing.repeat(spread_and_fit,
-                                        False, repeats)[1]
+        host_fit_times = timing.repeat(spread_and_fit, False, repeats, min_time_s)[1]
 
-    # 4. what the task takes out of the model: predictions, labels, a projection, an embedding
+    # 4. what the task takes out of the model: predictions (or a projection) brought back to
+    # the host inside every timed call, the first call apart; or labels / an embedding
     finish = dask_cluster.collect if cluster is not None else None
-    raw, predict_times, extra_time = _outputs(task.output, model, data, needed, sync, repeats, finish)
-
-    # 5. results back to the host
-    outputs, transfer_out = timing.timed(
-        lambda: {k: None if v is None else device.to_host(v) for k, v in raw.items()}, False)
+    outputs, predicting = _outputs(task.output, model, data, needed, sync, repeats, min_time_s, finish)
     y_true, agree = _scored_rows(task.output, host, outputs)
     if spec.get("predictions_path"):
         np.save(spec["predictions_path"], np.asarray(agree), allow_pickle=False)
 
-    # 6. quality on the host, one shared function per metric
+    # 5. quality on the host, one shared function per metric
     scores = quality.score_all(tuple(spec["metrics"]), y_true, outputs)
-    fit, host_fit = stats.summarise(fit_times), stats.summarise(host_fit_times)
-    predict = stats.summarise(predict_times) if predict_times else None
-    transfer = transfer_in + (transfer_out if device_input or cluster is not None else 0.0)
     metrics = {
-        "fit_time_s": fit["median"], "fit_time_min_s": fit["min"], "fit_time_iqr_s": fit["iqr"],
-        "fit_time_cv": fit["cv"], "fit_cold_time_s": cold, "fit_repeats": len(fit_times),
-        "fit_host_input_time_s": host_fit["median"],
-        "transfer_time_s": transfer, "load_time_s": load,
-        "end_to_end_time_s": transfer + fit["median"] + (predict["median"] if predict else 0.0),
-        "fit_peak_host_memory_mb": peak.host_mb,
+        **timing_metrics(fit_times, host_fit_times, predicting.times, transfer_in),
+        "fit_cold_time_s": cold, "transfer_time_s": transfer_in, "load_time_s": load,
+        "fit_peak_host_memory_mb": host_peak.host_mb,
         "peak_host_memory_mb": memory.peak_rss_mb(),
+        **fitted_counts(model),
         **scores,
     }
-    if predict:  # tasks without a separate predict/transform call (labels_, embedding_) have none
-        metrics["predict_time_s"] = predict["median"]
-    if peak.gpu_mb is not None:
-        metrics["fit_peak_gpu_memory_mb"] = peak.gpu_mb
+    if predicting.cold is not None:
+        metrics["predict_cold_time_s"] = predicting.cold
     extra: dict[str, Any] = {}
     if cluster is not None:
         metrics["cluster_start_time_s"] = cluster.start_time_s
@@ -148,15 +137,35 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         "metrics": metrics,
         "fit_times": fit_times,
         "fit_host_times": host_fit_times,
+        "predict_times": predicting.times,
         "effective_params": effective_params(model),
         "ran_on": ran_on,
+        "memory_method": host_peak.method,
         "threadpools": cluster.thread_pools() if cluster is not None else thread_pools(),
         "library_version": library_version(spec["library"]),
         # seconds spent in the model's own calls, timed or not (for the harness-overhead bench)
-        "model_time_s": cold + sum(fit_times) + memory_fit + (sum(host_fit_times) if device_input else 0.0)
-        + sum(predict_times) + extra_time + transfer,
+        "model_time_s": cold + sum(fit_times) + (sum(host_fit_times) if host_fit_times is not fit_times else 0.0)
+        + predicting.total + transfer_in,
         **extra,
     }
+
+
+def timing_metrics(fit_times: list[float], host_fit_times: list[float], predict_times: list[float],
+                   transfer_s: float) -> dict[str, float]:
+    """The timing metrics a case logs from its repeats: summaries, intervals of the medians
+    and the end-to-end time (transfer, median fit, median predict). The suite calls it again
+    on the repeats of several rounds pooled."""
+    fit = stats.summarise(fit_times)
+    out = {"fit_time_s": fit["median"], "fit_time_min_s": fit["min"], "fit_time_iqr_s": fit["iqr"],
+           "fit_time_cv": fit["cv"], "fit_repeats": len(fit_times),
+           "fit_host_input_time_s": stats.summarise(host_fit_times)["median"],
+           **stats.interval_metrics("fit_time", fit_times)}
+    if predict_times:  # tasks without a separate predict/transform call (labels_, embedding_) have none
+        predict = stats.summarise(predict_times)
+        out |= {"predict_time_s": predict["median"], "predict_time_cv": predict["cv"],
+                "predict_repeats": len(predict_times), **stats.interval_metrics("predict_time", predict_times)}
+    out["end_to_end_time_s"] = transfer_s + out["fit_time_s"] + out.get("predict_time_s", 0.0)
+    return out
 
 
 def _labels_for(task: Any, host: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -166,28 +175,53 @@ def _labels_for(task: Any, host: dict[str, np.ndarray]) -> dict[str, np.ndarray]
     return {**host, "y_train": host["y_train"].astype(np.int32)}
 
 
-def _outputs(output: str, model: Any, data: dict[str, Any], needed: set[str], on_gpu: bool,
-             repeats: int, finish: Any = None) -> tuple[dict[str, Any], list[float], float]:
-    """(raw outputs, timed predict/transform seconds, other model seconds) for a task's output kind.
+@dataclass
+class Predicting:
+    """The timed predict (or transform) calls of a case: the first apart, the warm ones."""
 
-    `finish` turns a lazy result into a computed one inside the timed call (Dask's).
+    cold: float | None = None
+    times: list[float] = field(default_factory=list)
+    total: float = 0.0  # every second spent in the model's output calls, timed or not
+
+
+def _outputs(output: str, model: Any, data: dict[str, Any], needed: set[str], on_gpu: bool,
+             repeats: int, min_time_s: float, finish: Any = None) -> tuple[dict[str, Any], Predicting]:
+    """(outputs on the host, the timed calls) for a task's output kind.
+
+    Every timed predict or transform ends at the same point for every implementation:
+    its result is a numpy array in host memory (a GPU library's device array is copied
+    back inside the timer, as XGBoost's own predict does). `finish` turns a lazy result
+    into a computed one (Dask's). The first call is timed apart: model upload, predictor
+    set-up and JIT happen there.
     """
     finish = finish or (lambda value: value)
-    if output == "predict":
-        pred, times = timing.repeat(lambda: finish(model.predict(data["X_test"])), on_gpu, repeats)
-        proba, proba_time = timing.timed(
-            lambda: finish(model.predict_proba(data["X_test"])) if "proba" in needed else None, on_gpu)
-        centers = model.cluster_centers_ if "centers" in needed else None
-        return {"pred": pred, "proba": proba, "centers": centers}, times, proba_time
-    if output == "transform":
-        transformed, times = timing.repeat(lambda: finish(model.transform(data["X_test"])), on_gpu, repeats)
-        return {"transformed": transformed, "components": model.components_,
-                "mean": getattr(model, "mean_", None)}, times, 0.0
+
+    def call(method: str):
+        return lambda: device.to_host(finish(getattr(model, method)(data["X_test"])))
+
+    if output in ("predict", "transform"):
+        method = "predict" if output == "predict" else "transform"
+        _, cold = timing.timed(call(method), on_gpu)
+        result, times = timing.repeat(call(method), on_gpu, repeats, min_time_s)
+        predicting = Predicting(cold, times, cold + sum(times))
+        if output == "transform":
+            return {"transformed": result, "components": device.to_host(model.components_),
+                    "mean": _host_or_none(getattr(model, "mean_", None))}, predicting
+        proba = None
+        if "proba" in needed:
+            proba, proba_time = timing.timed(call("predict_proba"), on_gpu)
+            predicting.total += proba_time
+        centers = device.to_host(model.cluster_centers_) if "centers" in needed else None
+        return {"pred": result, "proba": proba, "centers": centers}, predicting
     if output == "labels":
-        return {"pred": model.labels_}, [], 0.0
+        return {"pred": device.to_host(model.labels_)}, Predicting()
     if output == "embedding":
-        return {"embedding": model.embedding_}, [], 0.0
+        return {"embedding": device.to_host(model.embedding_)}, Predicting()
     raise ValueError(f"unknown task output {output!r}")
+
+
+def _host_or_none(value: Any) -> Any:
+    return None if value is None else device.to_host(value)
 
 
 def _scored_rows(output: str, host: dict[str, np.ndarray], outputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:

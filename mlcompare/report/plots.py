@@ -80,9 +80,9 @@ def time_vs_rows(cases: pd.DataFrame, found: list[BreakEven] | None = None) -> b
         several = part.groupby(["dataset", "n_features"]).ngroups > 1
         for index, ((series, dataset, d), line) in enumerate(
                 part.groupby(["series", "dataset", "n_features"], sort=False)):
-            line = line.sort_values("n_samples")
+            line = line.sort_values("training_rows")
             label = series + (f" · {dataset} ×{d}" if several else "")
-            ax.plot(line["n_samples"].astype(float), line["fit_time_s"], marker=_MARKERS[index % len(_MARKERS)],
+            ax.plot(line["training_rows"].astype(float), line["fit_time_s"], marker=_MARKERS[index % len(_MARKERS)],
                     label=label, color=_colour(part, series), ls="--" if line["is_baseline"].iloc[0] else "-")
         for b in found or []:
             if b.pairing == pairing and b.suite_run_id in set(part["suite_run_id"]):

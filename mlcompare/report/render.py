@@ -40,11 +40,11 @@ def markdown_table(cells: pd.DataFrame) -> str:
 
 
 def legend(comparison: Comparison) -> str:
-    levels = comparison.cases["fit_ci_level"].dropna()
-    level = f"{levels.min() * 100:.0f} %" if not levels.empty else "95 %"
-    return (f"fit s: median warm fit in seconds [confidence interval of the median from the repeats, "
-            f"at least {level}]; speed-up: the baseline's fit time over this one's [95 % CI when recorded]; "
-            f"quality: the pairing's main metric; parity: whether that metric kept up with the baseline.")
+    return ("fit s: median warm fit in seconds [interval of the median from the repeats, and the share of "
+            "such intervals that cover the true median at this number of repeats]; speed-up: the baseline's "
+            "fit time over this one's [interval, and its coverage]; noisy: the repeats or the machine's load "
+            "say the timing is unsteady; quality: the pairing's main metric; parity: whether that metric "
+            "kept up with the baseline.")
 
 
 def to_text(comparison: Comparison) -> str:

@@ -14,16 +14,17 @@ import pandas as pd
 
 from mlcompare.data.cache import human_count
 from mlcompare.measure.quality import HIGHER_IS_BETTER, TASK_METRICS
-from mlcompare.measure.stats import median_ci
+from mlcompare.measure.stats import median_interval
 from mlcompare.records import Status
 
 if TYPE_CHECKING:  # only the types: reading results never needs MLflow itself
     from mlcompare.tracking.stored import StoredRun, StoredSuite
 
 #: Metrics copied from each case run as they are (absent ones become NaN).
-CASE_METRICS = ("fit_time_s", "fit_time_min_s", "fit_time_iqr_s", "fit_cold_time_s", "predict_time_s",
-                "transfer_time_s", "end_to_end_time_s", "speedup_fit", "speedup_fit_ci_low",
-                "speedup_fit_ci_high", "quality_delta", "prediction_agreement", "peak_host_memory_mb")
+CASE_METRICS = ("fit_time_s", "fit_time_min_s", "fit_time_iqr_s", "fit_time_cv", "fit_cold_time_s",
+                "predict_time_s", "predict_cold_time_s", "transfer_time_s", "end_to_end_time_s", "speedup_fit",
+                "speedup_fit_ci_low", "speedup_fit_ci_high", "speedup_fit_ci_level", "quality_delta",
+                "prediction_agreement", "peak_host_memory_mb", "fit_peak_host_memory_mb", "fit_time_rounds_cv")
 _QUALITY_ORDER = tuple(m for metrics in TASK_METRICS.values() for m in metrics)
 
 #: Params copied as text, "" where a run has none (runs without a sweep, older stores).
@@ -36,6 +37,7 @@ INT_PARAMS = ("dask_workers", "dask_threads_per_worker")
 COLUMNS = ("suite_run_id", "suite", "suite_label", "host", "run_id", "run_name", "pairing", "implementation",
            "impl_label", "library", "device", "dataset", "n_samples", "n_features", "dataset_label", "baseline",
            "is_baseline", "status", "note", "main_metric", "higher_is_better", "quality", "parity",
+           "training_rows", "timing_stability",
            "repeats_done", "fit_ci_low_s", "fit_ci_high_s", "fit_ci_level") + TEXT_PARAMS + INT_PARAMS + CASE_METRICS
 
 
@@ -48,7 +50,7 @@ def case_frame(suites: list[StoredSuite]) -> pd.DataFrame:
         for run in suite.cases:
             rows.append(_case_row(suite, label, host, run))
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
-    for column in ("n_samples", "n_features") + INT_PARAMS:
+    for column in ("n_samples", "n_features", "training_rows") + INT_PARAMS:
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
     return frame
 
@@ -57,7 +59,7 @@ def _case_row(suite: StoredSuite, label: str, host: str, run: StoredRun) -> dict
     p, m, t = run.params, run.metrics, run.tags
     main = main_metric(p.get("pairing", ""), t, m)
     repeats = run.history.get("fit_time_repeat_s", [])
-    low, high, level = median_ci(repeats) if repeats else (math.nan, math.nan, math.nan)
+    low, high, level = _fit_interval(m, repeats)
     status = t.get("case_status") or (Status.OK if run.status == "FINISHED" else Status.FAILED)
     n_samples, n_features = _int(p.get("n_samples")), _int(p.get("n_features"))
     is_baseline = p.get("implementation") == t.get("baseline")
@@ -73,6 +75,9 @@ def _case_row(suite: StoredSuite, label: str, host: str, run: StoredRun) -> dict
         "main_metric": main, "higher_is_better": HIGHER_IS_BETTER.get(main, True),
         "quality": m.get(main, math.nan) if main else math.nan,
         "parity": t.get("parity") or ("baseline" if is_baseline and status == Status.OK else ""),
+        # rows the fits saw; runs older than the param: all rows (train and test), as they were plotted
+        "training_rows": _int(p.get("training_rows")) or n_samples,
+        "timing_stability": t.get("timing_stability", ""),
         "repeats_done": len(repeats), "fit_ci_low_s": low, "fit_ci_high_s": high, "fit_ci_level": level,
         **{k: p.get(k, "") for k in TEXT_PARAMS}, **{k: _int(p.get(k)) for k in INT_PARAMS},
         **{k: m.get(k, math.nan) for k in CASE_METRICS},
@@ -80,6 +85,14 @@ def _case_row(suite: StoredSuite, label: str, host: str, run: StoredRun) -> dict
     if is_baseline and status == Status.OK and math.isnan(row["speedup_fit"]):
         row["speedup_fit"] = 1.0
     return row
+
+
+def _fit_interval(metrics: dict[str, float], repeats: list[float]) -> tuple[float, float, float]:
+    """The logged interval of the median fit time; for runs older than that metric, made from the repeats."""
+    if "fit_time_ci_level" in metrics:
+        return metrics["fit_time_ci_low_s"], metrics["fit_time_ci_high_s"], metrics["fit_time_ci_level"]
+    found = median_interval(repeats)
+    return (found.low, found.high, found.level) if found else (math.nan, math.nan, math.nan)
 
 
 def impl_label(implementation: str | None, sweep_own: str = "") -> str:

@@ -116,7 +116,10 @@ def _fit_cell(r: dict | None) -> str:
         return r["status"]
     text = number_text(r["fit_time_s"])
     if r["repeats_done"] and r["repeats_done"] > 1 and not math.isnan(r["fit_ci_low_s"]):
-        text += f" [{number_text(r['fit_ci_low_s'])}–{number_text(r['fit_ci_high_s'])}]"
+        text += (f" [{number_text(r['fit_ci_low_s'])}–{number_text(r['fit_ci_high_s'])}"
+                 f"{level_text(r['fit_ci_level'])}]")
+    if str(r.get("timing_stability") or "").startswith("noisy"):
+        text += " noisy"
     return text
 
 
@@ -125,8 +128,16 @@ def _speedup_cell(r: dict | None) -> str:
         return ""
     text = f"{r['speedup_fit']:.3g}×"
     if not pd.isna(r["speedup_fit_ci_low"]) and not pd.isna(r["speedup_fit_ci_high"]):
-        text += f" [{r['speedup_fit_ci_low']:.3g}–{r['speedup_fit_ci_high']:.3g}]"
+        text += (f" [{r['speedup_fit_ci_low']:.3g}–{r['speedup_fit_ci_high']:.3g}"
+                 f"{level_text(r.get('speedup_fit_ci_level'))}]")
     return text
+
+
+def level_text(level: float | None) -> str:
+    """", 90 %": the coverage an interval states, beside its bounds (nothing when not recorded)."""
+    if level is None or pd.isna(level):
+        return ""
+    return f", {level * 100:.3g} %"
 
 
 def number_text(value: float) -> str:

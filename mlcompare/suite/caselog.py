@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     from mlcompare.tracking.writer import Recorder
 
 
+#: Metric histories of every repeat (step = repeat), from the record's lists.
+HISTORIES = {"fit_time_repeat_s": "fit_times", "fit_host_input_time_repeat_s": "fit_host_times",
+             "predict_time_repeat_s": "predict_times"}
+
+
 def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Experiment, threads: int,
          fingerprint: dict[str, str]) -> None:
     impl, pairing, spec = case.implementation, case.pairing, case.dataset
@@ -26,7 +31,8 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
         "device": impl.device, "dataset": spec.name, "dataset_kind": spec.kind,
         "n_samples": record["n_samples"] or "all", "n_features": record["n_features"] or "as the data has",
         "dtype": spec.dtype, "seed": spec.seed,
-        "repeats": experiment.repeats, "min_time_s": experiment.min_time_s,
+        "training_rows": record.get("training_rows") or "unknown",
+        "repeats": experiment.repeats, "min_time_s": experiment.min_time_s, "rounds": experiment.rounds,
         "threads": record.get("threads", threads) if impl.device == "cpu" else "library default",
         "input_modes": _input_modes(impl),
         "estimator": impl.estimator,
@@ -53,20 +59,19 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
             "dataset_fingerprint": spec.fingerprint(), "task": pairing.task, **fingerprint}
     if pairing.plugin:
         tags["plugin"] = pairing.plugin
-    differences = pairing.differences(impl)
+    # declared in the pairing file, then found by comparing what both estimators really used
+    differences = pairing.differences(impl) + [f"found: {d}" for d in record.get("found_differences", [])]
     if differences:
         tags["param_differences"] = " | ".join(differences)
     for key in ("skip_reason", "error", "ran_on", "threadpools", "library_version", "parity", "dataset_sha256",
-                "signal", "worker_host", "dask_worker", "baseline_host"):
+                "signal", "worker_host", "dask_worker", "baseline_host", "timing_stability", "memory_method"):
         if record.get(key):
             tags[key] = str(record[key])
     if record.get("failure"):
         tags["failure_reason"] = record["failure"]
     texts = {"worker_stderr.txt": record["stderr_tail"]} if record.get("stderr_tail") else None
     status = RUN_STATUS[record["status"]]
-    history = {name: record[key] for name, key in (("fit_time_repeat_s", "fit_times"),
-                                                   ("fit_host_input_time_repeat_s", "fit_host_times"))
-               if record.get(key)}
+    history = {name: record[key] for name, key in HISTORIES.items() if record.get(key)}
     dataset_input = None
     if record.get("dataset_sha256"):
         dataset_input = {"name": spec.label, "digest": record["dataset_sha256"][:16],

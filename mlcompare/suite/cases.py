@@ -103,7 +103,8 @@ def case_spec(case: Case, experiment: Experiment, threads: int | None, prepared:
     if isinstance(where, str):
         return base | {"status": Status.FAILED, "failure": Failure.DATASET, "error": where}, {}
     meta = datasets.definition(where)
-    base |= {"n_samples": meta["n_train"] + meta["n_test"], "n_features": meta["n_features_actual"],
+    base |= {"n_samples": meta["n_train"] + meta["n_test"], "training_rows": meta["n_train"],
+             "n_features": meta["n_features_actual"],
              "dataset_sha256": meta["content_sha256"], "dataset_source": meta["source"]}
     spec = {"estimator": impl.estimator, "library": impl.library, "device": impl.device,
             "params": case.pairing.estimator_params(impl), "task": case.pairing.task,

@@ -67,3 +67,38 @@ def git_state() -> dict[str, str]:
         return {}
     return {"mlcompare.git_commit": commit.stdout.strip(),
             "mlcompare.git_dirty": str(bool(status.stdout.strip())).lower()}
+
+
+class LoadMeter:
+    """The machine's load when each case starts: the 1-minute load average, and the share of
+    CPU time the hypervisor stole since the previous reading (/proc/stat's steal column;
+    absent where /proc/stat cannot be read)."""
+
+    def __init__(self, stat: Path = Path("/proc/stat")) -> None:
+        self._stat = stat
+        self._last = self._ticks()
+
+    def _ticks(self) -> tuple[int, int] | None:
+        """(steal, total) jiffies of all CPUs, or None."""
+        try:
+            fields = self._stat.read_text().splitlines()[0].split()
+        except (OSError, IndexError):
+            return None
+        if fields[0] != "cpu" or len(fields) < 9:
+            return None
+        values = [int(v) for v in fields[1:]]
+        return values[7], sum(values[:8])  # user nice system idle iowait irq softirq steal (guest is in user)
+
+    def reading(self) -> dict[str, float]:
+        """`load_avg_1m_at_start` and, where readable, `cpu_steal_pct_at_start` (since the last reading)."""
+        out = {"load_avg_1m_at_start": os.getloadavg()[0]}
+        now = self._ticks()
+        if now is not None and self._last is not None and now[1] > self._last[1]:
+            out["cpu_steal_pct_at_start"] = 100.0 * (now[0] - self._last[0]) / (now[1] - self._last[1])
+        self._last = now
+        return out
+
+
+def usable_cpus() -> int:
+    """Logical CPUs this process may run on (what a load average is compared with)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

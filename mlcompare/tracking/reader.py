@@ -61,7 +61,7 @@ def load_suite(client: Any, parent: Any) -> StoredSuite:
                        f"tags.`mlflow.parentRunId` = '{parent.info.run_id}' and {CASE_FILTER}")
     cases = []
     for run in sorted(children, key=lambda r: (r.info.start_time or 0, r.info.run_id)):
-        stored = _plain(run)
+        stored = plain_run(run)
         if stored.tags.get("case_status") == Status.OK:
             for key in HISTORIES:
                 if key in stored.metrics:
@@ -69,10 +69,10 @@ def load_suite(client: Any, parent: Any) -> StoredSuite:
                     stored.history[key] = [p.value for p in sorted(points, key=lambda p: p.step)]
         cases.append(stored)
     experiment = client.get_experiment(parent.info.experiment_id)
-    return StoredSuite(run=_plain(parent), experiment_name=experiment.name, cases=cases)
+    return StoredSuite(run=plain_run(parent), experiment_name=experiment.name, cases=cases)
 
 
-def _plain(run: Any) -> StoredRun:
+def plain_run(run: Any) -> StoredRun:
     return StoredRun(run_id=run.info.run_id, name=run.info.run_name or run.info.run_id,
                      status=run.info.status, start_time=run.info.start_time or 0,
                      params=dict(run.data.params), metrics=dict(run.data.metrics), tags=dict(run.data.tags))

@@ -23,6 +23,7 @@ from mlflow.protos.databricks_pb2 import RESOURCE_ALREADY_EXISTS, ErrorCode
 
 from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG
 from mlcompare.tracking.client import open_client, paginate
+from mlcompare.tracking.housekeeping import Housekeeping
 from mlcompare.tracking.reader import load_suite
 from mlcompare.tracking.stored import StoredSuite
 
@@ -111,6 +112,10 @@ class Recorder:
                 if attempt == 2 or not ("duplicate key" in text or "unique constraint" in text):
                     raise
                 time.sleep(0.2 + random.random() * 0.3)
+
+    def housekeeping(self) -> Housekeeping:
+        """This MLflow experiment's running suites and cases, to close those of dead suites."""
+        return Housekeeping(self.client, [self.experiment_id])
 
     def load_suite(self) -> StoredSuite:
         """The suite as the store holds it now: what the report is built from."""

@@ -75,3 +75,16 @@ class FailsWhileMarked(LinearRegression):
         if (_faults_dir() / "fail").exists():
             raise RuntimeError("failing on purpose while the 'fail' marker exists")
         return super().fit(X, y)
+
+
+class CountsFits(LinearRegression):
+    """Appends "LABEL PID" per fit to `fits` in $MLCOMPARE_FAULTS_DIR: which fits ran, in which process."""
+
+    def __init__(self, label="", fit_intercept=True, copy_X=True, n_jobs=None, positive=False):
+        super().__init__(fit_intercept=fit_intercept, copy_X=copy_X, n_jobs=n_jobs, positive=positive)
+        self.label = label
+
+    def fit(self, X, y):
+        with open(_faults_dir() / "fits", "a") as f:
+            f.write(f"{self.label} {os.getpid()}\n")
+        return super().fit(X, y)
