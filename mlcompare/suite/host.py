@@ -93,8 +93,9 @@ class LoadMeter:
         """`load_avg_1m_at_start` and, where readable, `cpu_steal_pct_at_start` (since the last reading)."""
         out = {"load_avg_1m_at_start": os.getloadavg()[0]}
         now = self._ticks()
-        if now is not None and self._last is not None and now[1] > self._last[1]:
-            out["cpu_steal_pct_at_start"] = 100.0 * (now[0] - self._last[0]) / (now[1] - self._last[1])
+        if now is not None and self._last is not None:  # no tick since the last reading: nothing stolen
+            elapsed = now[1] - self._last[1]
+            out["cpu_steal_pct_at_start"] = 100.0 * (now[0] - self._last[0]) / elapsed if elapsed > 0 else 0.0
         self._last = now
         return out
 
