@@ -7,17 +7,16 @@ fit really is the first fit in the process and a crash cannot take the suite dow
 from __future__ import annotations
 
 import contextlib
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from mlcompare.config.imports import ALLOWED_MODULE_PREFIXES, import_estimator
-from mlcompare.data import cache as datasets
 from mlcompare.measure import cluster as dask_cluster
 from mlcompare.measure import device, memory, quality, stats, timing
-from mlcompare.measure.audit import effective_params, library_version, verify_device
+from mlcompare.measure import inputs as case_inputs
+from mlcompare.measure.audit import effective_params, library_version, output_evidence, verify_device
 from mlcompare.measure.threads import thread_pools, with_threads
 from mlcompare.pairings.tasks import EMBEDDING_SAMPLE, TASKS
 from mlcompare.records import CaseRecord, CaseSpec, Status
@@ -62,23 +61,13 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     sync = on_gpu and cluster is None
     needed = quality.needs(spec["metrics"])
 
-    # 1. load: pyarrow into numpy on the CPU; cuDF straight into device memory on the GPU
-    directory = Path(spec["dataset_dir"])
-    host, load = timing.timed(lambda: datasets.load_split(directory), False)
+    # 1. inputs: device initialised (GPU), dataset read, laid out, moved to the device (measure/inputs.py)
     prepare = plugin.prepare if plugin is not None else None
-    if prepare is not None:  # a plugin's data preparation, untimed, identical for every implementation
-        host = _prepared(prepare(dict(host)), host)
-    transfer_in = 0.0
-    data = host
-    if device_input:
-        to_device = lambda: {k: device.to_device(v) for k, v in host.items() if k != "y_test"}  # noqa: E731
-        if prepare is None:
-            data, load = timing.timed(lambda: device.load_split(directory), on_gpu)
-            # what moving the same numpy arrays to the device costs, measured on its own
-            _, transfer_in = timing.timed(to_device, on_gpu)
-        else:  # prepared arrays exist on the host only
-            data, transfer_in = timing.timed(to_device, on_gpu)
-    elif cluster is not None:  # each worker gets its block of rows
+    inputs = case_inputs.load(spec["dataset_dir"], spec.get("order", "C"), on_gpu, device_input,
+                              (lambda split: _prepared(prepare(split), split)) if prepare is not None else None)
+    host, data, load, transfer_in = inputs.host, inputs.data, inputs.load_s, inputs.transfer_in_s
+    gpu_start = device.gpu_state() if on_gpu else None
+    if cluster is not None:  # each worker gets its block of rows
         data, transfer_in = timing.timed(lambda: cluster.place(_labels_for(task, host), on_gpu, task.supervised), False)
 
     def fitter(arrays: dict[str, Any]):
@@ -92,9 +81,12 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     # one more, untimed, for memory: a sampling thread must not share the cores with timed fits
     profile = device.accel_profile() if accelerated else contextlib.nullcontext()
     tree = cluster is not None and cluster.local  # a local cluster's workers are this process's children
-    with profile as accel_report, memory.PeakMemory(gpu=sync, children=tree) as peak:
+    # this process's own device memory (never the device-wide figure): see device.gpu_memory_meter
+    gpu_meter = device.gpu_memory_meter(spec["library"]) if sync else contextlib.nullcontext()
+    with profile as accel_report, memory.PeakMemory(children=tree) as peak, gpu_meter as gpu_memory:
         _, memory_fit = timing.timed(fitter(data), sync)
-    ran_on = verify_device(model, spec, peak.gpu_mb, accel_report)
+    gpu_mb = gpu_memory.peak_mb if gpu_memory is not None else None
+    ran_on = verify_device(model, spec, gpu_mb, accel_report)
     # 3b. the same fits given host (numpy) arrays: what a user calling fit(X) pays on a GPU,
     # or, distributed, spreading the arrays over the workers first
     host_fit_times = fit_times
@@ -108,6 +100,7 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     # 4. what the task takes out of the model: predictions, labels, a projection, an embedding
     finish = dask_cluster.collect if cluster is not None else None
     raw, predict_times, extra_time = _outputs(task.output, model, data, needed, sync, repeats, finish)
+    ran_on = output_evidence(ran_on, spec, raw, device_input)
 
     # 5. results back to the host
     outputs, transfer_out = timing.timed(
@@ -133,16 +126,21 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     }
     if predict:  # tasks without a separate predict/transform call (labels_, embedding_) have none
         metrics["predict_time_s"] = predict["median"]
-    if peak.gpu_mb is not None:
-        metrics["fit_peak_gpu_memory_mb"] = peak.gpu_mb
-    extra: dict[str, Any] = {}
+    if gpu_mb is not None:
+        metrics["fit_peak_gpu_memory_mb"] = gpu_mb
+    extra: dict[str, Any] = {"load_reader": inputs.reader}
+    if gpu_memory is not None:
+        extra["gpu_memory_method"] = gpu_memory.describe()
+    if on_gpu:
+        metrics["device_init_time_s"] = inputs.device_init_s
+        extra.update(_gpu_clocks(gpu_start, device.gpu_state(), metrics))
     if cluster is not None:
         metrics["cluster_start_time_s"] = cluster.start_time_s
         if not cluster.local:  # the workers' memory is on other machines: unmeasured
             del metrics["fit_peak_host_memory_mb"]
         ran_on = f"{ran_on}; {cluster.describe()}"
-        extra = {"cluster": {"workers": len(cluster.workers), "threads_per_worker": cluster.threads_per_worker,
-                             "kind": cluster.kind}}
+        extra["cluster"] = {"workers": len(cluster.workers), "threads_per_worker": cluster.threads_per_worker,
+                            "kind": cluster.kind}
     return {
         "status": Status.OK,
         "metrics": metrics,
@@ -157,6 +155,18 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         + sum(predict_times) + extra_time + transfer,
         **extra,
     }
+
+
+def _gpu_clocks(start: dict[str, Any] | None, end: dict[str, Any] | None,
+                metrics: dict[str, float]) -> dict[str, str]:
+    """The GPU's SM clock at the case's start and end as metrics; why clocks were held down, as a tag."""
+    reasons = []
+    for when, state in (("start", start), ("end", end)):
+        if state and "sm_clock_mhz" in state:
+            metrics[f"gpu_sm_clock_{when}_mhz"] = state["sm_clock_mhz"]
+        if state and "clock_reasons" in state:
+            reasons.append(f"{when}: {state['clock_reasons']}")
+    return {"gpu_clock_reasons": "; ".join(reasons)} if reasons else {}
 
 
 def _labels_for(task: Any, host: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
