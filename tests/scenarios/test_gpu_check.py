@@ -34,7 +34,18 @@ def test_the_json_recorder_takes_what_the_suite_hands_it(tmp_path):
     assert pd.read_json(tmp_path / "comparison_table.json", orient="split").equals(table)
 
 
-def test_without_a_gpu_it_probes_skips_each_check_with_a_reason_and_records_json(workdir):
+BLOCK_MLFLOW = """\
+import sys
+
+for name in ("mlflow", "cudf", "cuml"):  # as on a GPU box where only XGBoost and CuPy were carried
+    sys.modules[name] = None
+"""
+
+
+def test_without_mlflow_or_a_gpu_it_probes_skips_each_check_with_a_reason_and_records_json(workdir):
+    blocker = workdir / "blocker"
+    blocker.mkdir()
+    write(blocker / "sitecustomize.py", BLOCK_MLFLOW)
     experiment = write(workdir / "check.yaml", """\
         name: check
         repeats: 2
@@ -43,10 +54,13 @@ def test_without_a_gpu_it_probes_skips_each_check_with_a_reason_and_records_json
         implementations: [sklearn, xgboost_gpu]
     """)
     out = workdir / "out"
-    done = subprocess.run([sys.executable, str(REPO / "bench" / "gpu_check.py"), "--out", str(out), "--no-mlflow",
-                           "--experiment", str(experiment)], capture_output=True, text=True, env=cli_env(),
+    env = cli_env()
+    env["PYTHONPATH"] = f"{blocker}:{env['PYTHONPATH']}"
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "gpu_check.py"), "--out", str(out),
+                           "--experiment", str(experiment)], capture_output=True, text=True, env=env,
                           timeout=600, cwd=workdir)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert "MLflow not importable" in done.stdout and not (out / "mlflow.db").exists()
     probe = json.loads((out / "probe.json").read_text())
     assert probe["gpus"] == device.cuda_devices()[0]
     checks = json.loads((out / "checks.json").read_text())
