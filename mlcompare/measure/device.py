@@ -63,16 +63,22 @@ def _cuda_driver() -> Any:
         return None
 
 
+def _cuda_device(ordinal: int) -> Any:
+    """CUDA's device handle for `ordinal` (counted among the devices this process may see)."""
+    lib = _cuda_driver()
+    if lib is None or cuda_devices()[1]:
+        return None
+    device = ctypes.c_int(0)
+    return device if lib.cuDeviceGet(ctypes.byref(device), ordinal) == 0 else None
+
+
 def primary_context_active(ordinal: int = 0) -> bool | None:
     """Whether this process holds a CUDA context on device `ordinal` (the primary context,
     which CuPy, cuML, XGBoost and every CUDA runtime user share), or None without a GPU.
     Asking creates none."""
-    lib = _cuda_driver()
-    if lib is None or cuda_devices()[1]:
-        return None
-    device, flags, active = ctypes.c_int(0), ctypes.c_uint(0), ctypes.c_int(0)
-    if lib.cuDeviceGet(ctypes.byref(device), ordinal) != 0 or \
-            lib.cuDevicePrimaryCtxGetState(device, ctypes.byref(flags), ctypes.byref(active)) != 0:
+    device, flags, active = _cuda_device(ordinal), ctypes.c_uint(0), ctypes.c_int(0)
+    if device is None or _cuda_driver().cuDevicePrimaryCtxGetState(device, ctypes.byref(flags),
+                                                                    ctypes.byref(active)) != 0:
         return None
     return bool(active.value)
 
@@ -148,23 +154,32 @@ def nvml_handle(ordinal: int = 0) -> Any:
     every GPU of the machine; CUDA only the visible ones). A MIG instance maps to its GPU.
     """
     pynvml, _ = nvml()
-    bus_id = _pci_bus_id(ordinal)
-    if pynvml is None or bus_id is None:
+    if pynvml is None:
         return None
-    try:
-        return pynvml.nvmlDeviceGetHandleByPciBusId(bus_id)
-    except pynvml.NVMLError:
-        return None
+    for lookup, key in ((pynvml.nvmlDeviceGetHandleByPciBusId, _pci_bus_id(ordinal)),
+                        (pynvml.nvmlDeviceGetHandleByUUID, _uuid(ordinal))):
+        if key is not None:
+            try:
+                return lookup(key)
+            except pynvml.NVMLError:
+                continue
+    return None
 
 
 def _pci_bus_id(ordinal: int) -> str | None:
-    lib = _cuda_driver()
-    if lib is None or cuda_devices()[1]:
-        return None
-    device, text = ctypes.c_int(0), ctypes.create_string_buffer(64)
-    if lib.cuDeviceGet(ctypes.byref(device), ordinal) != 0 or lib.cuDeviceGetPCIBusId(text, 64, device) != 0:
+    device, text = _cuda_device(ordinal), ctypes.create_string_buffer(64)
+    if device is None or _cuda_driver().cuDeviceGetPCIBusId(text, 64, device) != 0:
         return None
     return text.value.decode()
+
+
+def _uuid(ordinal: int) -> str | None:
+    """The GPU's UUID as NVML writes it (GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)."""
+    device, raw = _cuda_device(ordinal), ctypes.create_string_buffer(16)
+    if device is None or _cuda_driver().cuDeviceGetUuid(raw, device) != 0:
+        return None
+    h = raw.raw.hex()
+    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def gpu_properties() -> list[dict[str, str]]:
