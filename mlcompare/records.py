@@ -62,6 +62,8 @@ class CaseSpec(TypedDict, total=False):
     dataset_dir: str
     predictions_path: str
     accelerator: str | None
+    accelerator_setup: str  # how the worker installed the accelerator, in words (set in the worker)
+    order: str  # the feature matrices' layout: "C" (row-major) or "F" (column-major)
     distributed: str | None
     plugin: str
     allowed_modules: list[str]
@@ -91,6 +93,9 @@ class CaseRecord(TypedDict, total=False):
     model_time_s: float
     cluster: dict[str, Any]
     threads: int
+    load_reader: str  # what read the cached dataset: "pyarrow" (host memory) or "cudf" (device memory)
+    gpu_memory_method: str  # how fit_peak_gpu_memory_mb was measured (device.gpu_memory_meter)
+    gpu_clock_reasons: str  # why the GPU's clocks were held down at the case's start and end (NVML)
     # added by the suite
     pairing: str
     implementation: str

@@ -27,7 +27,7 @@ from pydantic import (
 )
 
 from mlcompare.config import fields
-from mlcompare.config.cards import DataEntry, Dtype, FileEntry, Rows, Seed, load_cards
+from mlcompare.config.cards import DataEntry, Dtype, FileEntry, Order, Rows, Seed, load_cards
 from mlcompare.config.imports import allowed_modules, is_module_name
 from mlcompare.config.pairing import Implementation, Pairing
 from mlcompare.config.selection import (
@@ -255,6 +255,9 @@ class ExperimentModel(fields.Strict):
     rounds: Rounds = Field(1, description="fresh processes each case runs in (in shuffled order, their "
                            "repeats pooled): samples the run-to-run variation a single process hides")
     dtype: Dtype = Field("float32", description="float type of the data (each dataset may set its own)")
+    order: Order = Field("C", description="layout of the feature matrices every implementation is handed, CPU "
+                         "and GPU alike: C (row-major) or F (column-major); a list is a sweep (each dataset may set "
+                         "its own)")
     seed: Seed = Field(0, description="seed of the data and the estimators (each dataset may set its own)")
     timeout_s: Timeout = Field(3600.0, description="seconds a case may take before it is stopped")
     min_time_s: fields.Number(0.0) = Field(0.0, description="keep timing warm fits until they add up to at "
@@ -350,15 +353,18 @@ def _dataset_specs(entry: DataEntry, raw: dict, model: ExperimentModel, source: 
     """The datasets of one validated entry: one per size (per size and feature count when synthetic)."""
     common = {"seed": model.seed if entry.seed is None else entry.seed, "test_size": entry.test_size,
               "dtype": entry.dtype or model.dtype}
+    orders = entry.order or model.order
     if isinstance(entry, _Synthetic):
-        return [DatasetSpec(name=entry.generator, n_samples=n, n_features=d, options=entry.options(), **common)
-                for n, d in itertools.product(entry.n_samples, entry.n_features)]
+        return [DatasetSpec(name=entry.generator, n_samples=n, n_features=d, options=entry.options(), order=o,
+                            **common)
+                for n, d, o in itertools.product(entry.n_samples, entry.n_features, orders)]
     if isinstance(entry, FileEntry):
         table, kind = entry.to_table(source, raw), "file"
     else:
         table, kind = cards()[entry.dataset], "card"
-    return [DatasetSpec(name=table.name, n_samples=n, n_features=table.features, kind=kind, table=table, **common)
-            for n in entry.n_samples or [None]]
+    return [DatasetSpec(name=table.name, n_samples=n, n_features=table.features, kind=kind, table=table, order=o,
+                        **common)
+            for n, o in itertools.product(entry.n_samples or [None], orders)]
 
 
 def _within(spec: DatasetSpec, max_samples: int | None) -> bool:

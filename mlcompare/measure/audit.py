@@ -1,8 +1,8 @@
 """Where a fit really ran, and with what: the fairness audit of one case.
 
 A GPU implementation must show evidence that it trained on the GPU (XGBoost's booster
-configuration, cuml.accel's profiler, cuML's own output); one that quietly fell back to
-the CPU raises `FallbackError`, so its numbers never pass as GPU numbers. The estimator's
+configuration, cuml.accel's profiler, cuML's outputs in device memory); one that quietly
+fell back to the CPU raises `FallbackError`, so its numbers never pass as GPU numbers. The estimator's
 effective parameters and the library's version are read here too.
 """
 
@@ -26,7 +26,9 @@ def verify_device(model: Any, spec: CaseSpec, gpu_growth_mb: float | None = None
     """Where the model says it trained, in words; a GPU implementation that fell back raises."""
     wanted_gpu = spec["device"] == "gpu"
     if spec.get("accelerator") == "cuml.accel" and wanted_gpu:
-        return _accel_evidence(accel_report, spec["estimator"].rsplit(".", 1)[1], gpu_growth_mb)
+        evidence = _accel_evidence(accel_report, spec["estimator"].rsplit(".", 1)[1], gpu_growth_mb)
+        setup = spec.get("accelerator_setup")
+        return f"{evidence[:-1]}; {setup})" if setup else evidence
     library = spec["library"].split(".", 1)[0]  # "xgboost.dask" trains XGBoost boosters too
     if library == "xgboost":
         config = json.loads(model.get_booster().save_config())
@@ -39,19 +41,40 @@ def verify_device(model: Any, spec: CaseSpec, gpu_growth_mb: float | None = None
         return "cpu"
     evidence = [] if gpu_growth_mb is None else [f"device memory +{gpu_growth_mb:.1f} MB during fit"]
     if library == "cuml":
-        where = device.cuml_device_type()
-        if where == "cpu":
-            raise FallbackError("silent CPU fallback: cuML's global device type is 'cpu'")
-        evidence.append(f"cuML device_type={where or 'gpu-only build'}")
-    return "cuda (" + "; ".join(evidence) + ")"
+        where = device.cuml_device_selection()
+        if where in ("cpu", "host"):
+            raise FallbackError(f"silent CPU fallback: cuML's global device type is {where!r}")
+        evidence.append(f"cuML device type {where}" if where else "this cuML has no CPU mode (removed in 25.08)")
+    return "cuda (" + ("; ".join(evidence) or "nothing checked") + ")"
+
+
+#: The output that shows where a model computed, by the task's output kind.
+_MAIN_OUTPUT = ("pred", "transformed", "embedding")
+
+
+def output_evidence(ran_on: str, spec: CaseSpec, raw: dict[str, Any], device_input: bool) -> str:
+    """Add where a cuML model's outputs live to `ran_on`; raise when a model given device
+    arrays answered with host arrays (its work was done on the host, or copied there)."""
+    if not device_input or spec["library"].split(".", 1)[0] != "cuml":
+        return ran_on
+    name = next((k for k in _MAIN_OUTPUT if raw.get(k) is not None), None)
+    if name is None:
+        return ran_on
+    value = raw[name]
+    kind = f"{type(value).__module__.split('.', 1)[0]}.{type(value).__name__}"
+    if not device.on_device(value):
+        raise FallbackError(f"silent CPU fallback: cuML was given device arrays but returned its {name} "
+                            f"as {kind}, in host memory")
+    where = f"{name} in device memory ({kind})"
+    return f"{ran_on[:-1]}; {where})" if ran_on.endswith(")") else f"{ran_on} ({where})"
 
 
 def _accel_evidence(report: Any, class_name: str, gpu_growth_mb: float | None) -> str:
     """cuml.accel falls back to the CPU silently; its profiler says where fit really ran."""
     counts = device.accel_fit_calls(report, class_name)
     growth = "" if gpu_growth_mb is None else f"; device memory +{gpu_growth_mb:.1f} MB during fit"
-    if counts is None:
-        return f"cuda (cuml.accel installed; this cuML has no profiler to confirm{growth})"
+    if counts is None:  # install_accelerator refuses a cuml.accel without a profiler; never trusted here
+        raise FallbackError(f"cuml.accel gave no profile of {class_name}.fit: where it ran cannot be shown")
     gpu_calls, cpu_calls, reasons = counts
     if cpu_calls or not gpu_calls:
         why = "; ".join(reasons) or "no GPU call was recorded"

@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from mlcompare.config.imports import ALLOWED_MODULE_PREFIXES, import_estimator
-from mlcompare.data import cache as datasets
 from mlcompare.measure import cluster as dask_cluster
 from mlcompare.measure import device, memory, quality, stats, timing
-from mlcompare.measure.audit import effective_params, fitted_counts, library_version, verify_device
+from mlcompare.measure import inputs as case_inputs
+from mlcompare.measure.audit import effective_params, fitted_counts, library_version, output_evidence, verify_device
 from mlcompare.measure.threads import thread_pools, with_threads
 from mlcompare.pairings.tasks import EMBEDDING_SAMPLE, TASKS
 from mlcompare.records import CaseRecord, CaseSpec, Status
@@ -63,23 +62,13 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     sync = on_gpu and cluster is None
     needed = quality.needs(spec["metrics"])
 
-    # 1. load: pyarrow into numpy on the CPU; cuDF straight into device memory on the GPU
-    directory = Path(spec["dataset_dir"])
-    host, load = timing.timed(lambda: datasets.load_split(directory), False)
+    # 1. inputs: device initialised (GPU), dataset read, laid out, moved to the device (measure/inputs.py)
     prepare = plugin.prepare if plugin is not None else None
-    if prepare is not None:  # a plugin's data preparation, untimed, identical for every implementation
-        host = _prepared(prepare(dict(host)), host)
-    transfer_in = 0.0
-    data = host
-    if device_input:
-        to_device = lambda: {k: device.to_device(v) for k, v in host.items() if k != "y_test"}  # noqa: E731
-        if prepare is None:
-            data, load = timing.timed(lambda: device.load_split(directory), on_gpu)
-            # what moving the same numpy arrays to the device costs, measured on its own
-            _, transfer_in = timing.timed(to_device, on_gpu)
-        else:  # prepared arrays exist on the host only
-            data, transfer_in = timing.timed(to_device, on_gpu)
-    elif cluster is not None:  # each worker gets its block of rows
+    inputs = case_inputs.load(spec["dataset_dir"], spec.get("order", "C"), on_gpu, device_input,
+                              (lambda split: _prepared(prepare(split), split)) if prepare is not None else None)
+    host, data, load, transfer_in = inputs.host, inputs.data, inputs.load_s, inputs.transfer_in_s
+    gpu_start = device.gpu_state() if on_gpu else None
+    if cluster is not None:  # each worker gets its block of rows
         data, transfer_in = timing.timed(lambda: cluster.place(_labels_for(task, host), on_gpu, task.supervised), False)
 
     def fitter(arrays: dict[str, Any]):
@@ -90,11 +79,14 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     # Its memory is the case's memory figure: a later fit would reuse what earlier ones freed.
     profile = device.accel_profile() if accelerated else contextlib.nullcontext()
     tree = cluster is not None and cluster.local  # a local cluster's workers are this process's children
-    with profile as accel_report, memory.FitMemory(children=tree) as host_peak:
+    # this process's own device memory (never the device-wide figure): see device.gpu_memory_meter
+    gpu_meter = device.gpu_memory_meter(spec["library"]) if sync else contextlib.nullcontext()
+    with profile as accel_report, memory.FitMemory(children=tree) as host_peak, gpu_meter as gpu_memory:
         _, cold = timing.timed(fitter(data), sync)
+    gpu_mb = gpu_memory.peak_mb if gpu_memory is not None else None
     # 3. warm fits from a fresh estimator each, data already where the library computes
     model, fit_times = timing.repeat(fitter(data), sync, repeats, min_time_s)
-    ran_on = verify_device(model, spec, None, accel_report)
+    ran_on = verify_device(model, spec, gpu_mb, accel_report)
     # 3b. the same fits given host (numpy) arrays: what a user calling fit(X) pays on a GPU,
     # or, distributed, spreading the arrays over the workers first
     host_fit_times = fit_times
@@ -108,6 +100,7 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     # the host inside every timed call, the first call apart; or labels / an embedding
     finish = dask_cluster.collect if cluster is not None else None
     outputs, predicting = _outputs(task.output, model, data, needed, sync, repeats, min_time_s, finish)
+    ran_on = output_evidence(ran_on, spec, predicting.raw, device_input)
     y_true, agree = _scored_rows(task.output, host, outputs)
     if spec.get("predictions_path"):
         np.save(spec["predictions_path"], np.asarray(agree), allow_pickle=False)
@@ -124,14 +117,21 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     }
     if predicting.cold is not None:
         metrics["predict_cold_time_s"] = predicting.cold
-    extra: dict[str, Any] = {}
+    if gpu_mb is not None:
+        metrics["fit_peak_gpu_memory_mb"] = gpu_mb
+    extra: dict[str, Any] = {"load_reader": inputs.reader}
+    if gpu_memory is not None:
+        extra["gpu_memory_method"] = gpu_memory.describe()
+    if on_gpu:
+        metrics["device_init_time_s"] = inputs.device_init_s
+        extra.update(_gpu_clocks(gpu_start, device.gpu_state(), metrics))
     if cluster is not None:
         metrics["cluster_start_time_s"] = cluster.start_time_s
         if not cluster.local:  # the workers' memory is on other machines: unmeasured
             del metrics["fit_peak_host_memory_mb"]
         ran_on = f"{ran_on}; {cluster.describe()}"
-        extra = {"cluster": {"workers": len(cluster.workers), "threads_per_worker": cluster.threads_per_worker,
-                             "kind": cluster.kind}}
+        extra["cluster"] = {"workers": len(cluster.workers), "threads_per_worker": cluster.threads_per_worker,
+                            "kind": cluster.kind}
     return {
         "status": Status.OK,
         "metrics": metrics,
@@ -168,6 +168,18 @@ def timing_metrics(fit_times: list[float], host_fit_times: list[float], predict_
     return out
 
 
+def _gpu_clocks(start: dict[str, Any] | None, end: dict[str, Any] | None,
+                metrics: dict[str, float]) -> dict[str, str]:
+    """The GPU's SM clock at the case's start and end as metrics; why clocks were held down, as a tag."""
+    reasons = []
+    for when, state in (("start", start), ("end", end)):
+        if state and "sm_clock_mhz" in state:
+            metrics[f"gpu_sm_clock_{when}_mhz"] = state["sm_clock_mhz"]
+        if state and "clock_reasons" in state:
+            reasons.append(f"{when}: {state['clock_reasons']}")
+    return {"gpu_clock_reasons": "; ".join(reasons)} if reasons else {}
+
+
 def _labels_for(task: Any, host: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Class labels as int32 (what cuml.dask's forest requires and XGBoost accepts)."""
     if task.name != "classification":
@@ -182,6 +194,7 @@ class Predicting:
     cold: float | None = None
     times: list[float] = field(default_factory=list)
     total: float = 0.0  # every second spent in the model's output calls, timed or not
+    raw: dict[str, Any] = field(default_factory=dict)  # each output as the library returned it (first call)
 
 
 def _outputs(output: str, model: Any, data: dict[str, Any], needed: set[str], on_gpu: bool,
@@ -195,28 +208,33 @@ def _outputs(output: str, model: Any, data: dict[str, Any], needed: set[str], on
     set-up and JIT happen there.
     """
     finish = finish or (lambda value: value)
+    raw: dict[str, Any] = {}  # the first result of each call, as the library returned it
 
-    def call(method: str):
-        return lambda: device.to_host(finish(getattr(model, method)(data["X_test"])))
+    def call(method: str, name: str):
+        def run() -> Any:
+            result = finish(getattr(model, method)(data["X_test"]))
+            raw.setdefault(name, result)
+            return device.to_host(result)
+        return run
 
     if output in ("predict", "transform"):
-        method = "predict" if output == "predict" else "transform"
-        _, cold = timing.timed(call(method), on_gpu)
-        result, times = timing.repeat(call(method), on_gpu, repeats, min_time_s)
-        predicting = Predicting(cold, times, cold + sum(times))
+        method, name = ("predict", "pred") if output == "predict" else ("transform", "transformed")
+        _, cold = timing.timed(call(method, name), on_gpu)
+        result, times = timing.repeat(call(method, name), on_gpu, repeats, min_time_s)
+        predicting = Predicting(cold, times, cold + sum(times), raw)
         if output == "transform":
             return {"transformed": result, "components": device.to_host(model.components_),
                     "mean": _host_or_none(getattr(model, "mean_", None))}, predicting
         proba = None
         if "proba" in needed:
-            proba, proba_time = timing.timed(call("predict_proba"), on_gpu)
+            proba, proba_time = timing.timed(call("predict_proba", "proba"), on_gpu)
             predicting.total += proba_time
         centers = device.to_host(model.cluster_centers_) if "centers" in needed else None
         return {"pred": result, "proba": proba, "centers": centers}, predicting
     if output == "labels":
-        return {"pred": device.to_host(model.labels_)}, Predicting()
+        return {"pred": device.to_host(model.labels_)}, Predicting(raw={"pred": model.labels_})
     if output == "embedding":
-        return {"embedding": device.to_host(model.embedding_)}, Predicting()
+        return {"embedding": device.to_host(model.embedding_)}, Predicting(raw={"embedding": model.embedding_})
     raise ValueError(f"unknown task output {output!r}")
 
 

@@ -60,7 +60,7 @@ def main(argv: list[str]) -> int:
             # intercepts the imports that follow.
             from mlcompare.measure.device import install_accelerator
 
-            install_accelerator(spec["accelerator"])
+            spec["accelerator_setup"] = install_accelerator(spec["accelerator"])
         from mlcompare.measure.case import run_case
 
         record = run_case(spec)

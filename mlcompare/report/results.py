@@ -62,14 +62,17 @@ def _case_row(suite: StoredSuite, label: str, host: str, run: StoredRun) -> dict
     low, high, level = _fit_interval(m, repeats)
     status = t.get("case_status") or (Status.OK if run.status == "FINISHED" else Status.FAILED)
     n_samples, n_features = _int(p.get("n_samples")), _int(p.get("n_features"))
+    # column-major data (a layout sweep) is a comparison group of its own
+    layout = " F-order" if p.get("order") == "F" else ""
+    dataset = f"{p.get('dataset')}{layout}" if layout else p.get("dataset")
     is_baseline = p.get("implementation") == t.get("baseline")
     row = {
         "suite_run_id": suite.run.run_id, "suite": suite.run.params.get("suite_name", suite.run.name),
         "suite_label": label, "host": host, "run_id": run.run_id, "run_name": run.name,
         "pairing": p.get("pairing"), "implementation": p.get("implementation"),
         "impl_label": impl_label(p.get("implementation"), p.get("sweep_own", "")), "library": p.get("library"),
-        "device": p.get("device"), "dataset": p.get("dataset"), "n_samples": n_samples, "n_features": n_features,
-        "dataset_label": _dataset_label(p.get("dataset"), n_samples, n_features),
+        "device": p.get("device"), "dataset": dataset, "n_samples": n_samples, "n_features": n_features,
+        "dataset_label": _dataset_label(p.get("dataset"), n_samples, n_features) + layout,
         "baseline": t.get("baseline"), "is_baseline": is_baseline, "status": status,
         "note": t.get("skip_reason") or t.get("error") or "",
         "main_metric": main, "higher_is_better": HIGHER_IS_BETTER.get(main, True),

@@ -30,7 +30,7 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
         "pairing": pairing.name, "implementation": impl.name, "library": impl.library,
         "device": impl.device, "dataset": spec.name, "dataset_kind": spec.kind,
         "n_samples": record["n_samples"] or "all", "n_features": record["n_features"] or "as the data has",
-        "dtype": spec.dtype, "seed": spec.seed,
+        "dtype": spec.dtype, "order": spec.order, "seed": spec.seed,
         "training_rows": record.get("training_rows") or "unknown",
         "repeats": experiment.repeats, "min_time_s": experiment.min_time_s, "rounds": experiment.rounds,
         "threads": record.get("threads", threads) if impl.device == "cpu" else "library default",
@@ -64,7 +64,8 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
     if differences:
         tags["param_differences"] = " | ".join(differences)
     for key in ("skip_reason", "error", "ran_on", "threadpools", "library_version", "parity", "dataset_sha256",
-                "signal", "worker_host", "dask_worker", "baseline_host", "timing_stability", "memory_method"):
+                "signal", "worker_host", "dask_worker", "baseline_host", "timing_stability", "memory_method",
+                "load_reader", "gpu_memory_method", "gpu_clock_reasons"):
         if record.get(key):
             tags[key] = str(record[key])
     if record.get("failure"):

@@ -110,7 +110,7 @@ def case_spec(case: Case, experiment: Experiment, threads: int | None, prepared:
             "params": case.pairing.estimator_params(impl), "task": case.pairing.task,
             "metrics": list(case.pairing.metrics), "repeats": experiment.repeats,
             "min_time_s": experiment.min_time_s, "threads": threads,
-            "dataset_dir": str(where), "predictions_path": str(predictions_path),
+            "dataset_dir": str(where), "order": case.dataset.order, "predictions_path": str(predictions_path),
             "accelerator": impl.accelerator, "distributed": impl.distributed, "plugin": case.pairing.plugin,
             "allowed_modules": list(_allowed_for(case, experiment))}
     return base, spec

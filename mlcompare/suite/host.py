@@ -14,8 +14,11 @@ import psutil
 from mlcompare import __version__
 from mlcompare.measure import device
 
-_PACKAGES = ("mlflow", "scikit-learn", "xgboost", "numpy", "cuml-cu13", "cuml-cu12",
-             "cudf-cu13", "cudf-cu12", "cupy-cuda13x", "cupy-cuda12x", "dask", "distributed", "dask-cuda")
+#: Every package a number may depend on (the `version.*` tags); those not installed are left out.
+_PACKAGES = ("mlflow", "scikit-learn", "scikit-learn-intelex", "xgboost", "xgboost-cu12", "xgboost-cu13", "lightgbm",
+             "numpy", "pandas", "pyarrow", "threadpoolctl", "cuml-cu13", "cuml-cu12", "cudf-cu13", "cudf-cu12",
+             "rmm-cu13", "rmm-cu12", "cupy-cuda13x", "cupy-cuda12x", "dask", "distributed", "dask-cuda",
+             "dask-cudf-cu13", "dask-cudf-cu12", "nvidia-ml-py")
 
 
 def cpu_model() -> str:
@@ -43,6 +46,7 @@ def fingerprint() -> dict[str, str]:
         "host.gpu_count": str(len(gpus)),
         "version.mlcompare": __version__,
         **{f"host.nvidia_{k}": v for k, v in device.driver_versions().items()},
+        **gpu_tags(),
         **git_state(),
     }
     for package in _PACKAGES:
@@ -51,6 +55,17 @@ def fingerprint() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             continue
     return tags
+
+
+def gpu_tags() -> dict[str, str]:
+    """The GPUs' properties through NVML (nvidia-ml-py): `host.gpu_<property>`, one value
+    per GPU joined by ', ' as in `host.gpu`; `host.gpu_nvml` says why there are none."""
+    gpus = device.gpu_properties()
+    if not gpus:
+        _, why = device.nvml()
+        return {"host.gpu_nvml": why} if why and device.cuda_devices()[0] else {}
+    keys = dict.fromkeys(k for gpu in gpus for k in gpu)
+    return {f"host.gpu_{k}": ", ".join(gpu.get(k, "?") for gpu in gpus) for k in keys}
 
 
 def git_state() -> dict[str, str]:
