@@ -88,7 +88,7 @@ def test_a_gpu_case_initialises_first_times_the_copy_it_trains_on_and_syncs_in_e
     assert record["metrics"]["device_init_time_s"] == 0.25
     # every timer of a GPU case waits for the device as the last thing before it stops
     timers = [i for i, e in enumerate(events) if e == ("end", True)]
-    assert len(timers) >= 10  # load, transfer, cold fit, 3 warm, memory fit, 3 host-input fits, 3 predicts
+    assert len(timers) >= 12  # load, transfer, cold fit, 3 warm, 3 host-input fits, first predict, 3 warm predicts
     for end in timers:
         assert events[end - 1] == ("sync",), events[end - 3:end + 1]
     # the load (pyarrow, into host memory) is a timer of its own; the next one holds the copy of
@@ -99,7 +99,7 @@ def test_a_gpu_case_initialises_first_times_the_copy_it_trains_on_and_syncs_in_e
     assert record["metrics"]["transfer_time_s"] > 0
     # ... and the device-input fits receive exactly the arrays that copy made, in the layout asked for
     fits = [x for what, x in SEEN if what == "fit"]
-    device_fits, host_fits = fits[:5], fits[5:]  # cold, 3 warm, memory; then the 3 fits given numpy arrays
+    device_fits, host_fits = fits[:4], fits[4:]  # cold, 3 warm; then the 3 fits given numpy arrays
     assert len(host_fits) == 3
     assert all(id(x) in moved for x in device_fits), "a fit trained on something else than the timed copy"
     assert all(id(x) not in moved for x in host_fits)
@@ -109,6 +109,7 @@ def test_a_gpu_case_initialises_first_times_the_copy_it_trains_on_and_syncs_in_e
     # what was measured, and how, is in the record
     assert record["load_reader"] == "pyarrow"
     assert ("meter", "recording") in events and record["gpu_memory_method"] == "stand-in"
+    assert events[events.index(("meter", "recording")) + 1] == ("timer", True)  # it measures the cold fit
     assert record["metrics"]["fit_peak_gpu_memory_mb"] == 1.0
     assert record["metrics"]["gpu_sm_clock_start_mhz"] == 1980.0
     assert record["gpu_clock_reasons"] == "start: none; end: none"
@@ -120,7 +121,7 @@ def test_a_cpu_case_gets_the_requested_layout_without_touching_the_device(tmp_pa
     record = run_case(_spec(tmp_path, "cpu", order))
     assert not [e for e in events if e[0] in ("init", "sync", "to_device", "meter")]
     seen = [x for _, x in SEEN]
-    assert len(seen) == 5 + 3  # cold, 3 warm, memory; 3 predicts
+    assert len(seen) == 4 + 4  # cold, 3 warm fits; the first predict, 3 warm predicts
     assert all(order in device.layout(x) and x.ndim == 2 for x in seen)
     if order == "F":
         assert all(not x.flags.c_contiguous for x in seen)
@@ -153,5 +154,5 @@ def test_with_cudf_the_timed_load_is_the_read_and_the_layout_is_made_untimed(tmp
     assert events[first + 4] == ("layout", "F", ("X_train", "y_train", "X_test"))  # after the timer: untimed
     assert "to_device" not in kinds  # the read put the data on the device: no copy of the inputs
     assert record["load_reader"] == "cudf"
-    device_fits = [x for what, x in SEEN if what == "fit"][:5]
+    device_fits = [x for what, x in SEEN if what == "fit"][:4]  # cold and 3 warm; then the numpy-input fits
     assert all(id(x) in moved and x.flags.f_contiguous and not x.flags.c_contiguous for x in device_fits)
