@@ -65,6 +65,9 @@ class CaseSpec(TypedDict, total=False):
     distributed: str | None
     plugin: str
     allowed_modules: list[str]
+    host_input: bool  # a GPU estimator that takes numpy arrays only and copies them itself (CatBoost)
+    predict_batch_sizes: list[int]  # predict latency by batch size (`measure.latency`)
+    predict_latency_budget_s: float
 
 
 class CaseRecord(TypedDict, total=False):
@@ -89,6 +92,9 @@ class CaseRecord(TypedDict, total=False):
     model_time_s: float
     cluster: dict[str, Any]
     threads: int
+    energy_source: str  # what `fit_energy_j` summed (`measure.energy`)
+    energy_unavailable: str  # why there is no `fit_energy_j`
+    latency_note: str  # batch sizes left out of predict latency, and why
     # added by the suite
     pairing: str
     implementation: str
@@ -97,6 +103,7 @@ class CaseRecord(TypedDict, total=False):
     dataset: str
     n_samples: int | None
     n_features: int | None
+    test_rows: int  # rows each timed predict call scores (the test split)
     baseline: bool
     main_metric: str
     dataset_sha256: str

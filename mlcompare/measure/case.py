@@ -16,7 +16,7 @@ from threadpoolctl import threadpool_limits
 from mlcompare.config.imports import ALLOWED_MODULE_PREFIXES, import_estimator
 from mlcompare.data import cache as datasets
 from mlcompare.measure import cluster as dask_cluster
-from mlcompare.measure import device, memory, quality, stats, timing
+from mlcompare.measure import device, energy, latency, memory, quality, stats, timing
 from mlcompare.measure.audit import effective_params, library_version, verify_device
 from mlcompare.measure.threads import thread_pools, with_threads
 from mlcompare.pairings.tasks import EMBEDDING_SAMPLE, TASKS
@@ -55,8 +55,9 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     elif not on_gpu:
         params = with_threads(estimator_cls, params, spec.get("threads"))
     accelerated = bool(spec.get("accelerator"))
-    # Device-resident inputs for GPU libraries; an accelerator takes numpy, as user code would.
-    device_input = on_gpu and not accelerated and cluster is None
+    # Device-resident inputs for GPU libraries; an accelerator takes numpy, as user code would,
+    # and so does a GPU library that copies its input itself (host_input: CatBoost).
+    device_input = on_gpu and not accelerated and not spec.get("host_input") and cluster is None
     # Distributed results are computed into this process, which has waited for them: there
     # is no device work of its own to wait for.
     sync = on_gpu and cluster is None
@@ -87,8 +88,10 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
 
     # 2. cold fit: the first in this process (imports done; CUDA context, JIT, caches not yet)
     _, cold = timing.timed(fitter(data), sync)
-    # 3. warm fits from a fresh estimator each, data already where the library computes
-    model, fit_times = timing.repeat(fitter(data), sync, repeats, min_time_s)
+    # 3. warm fits from a fresh estimator each, data already where the library computes; the
+    # energy counters (NVML for GPU cases, RAPL for CPU ones) are read before and after them
+    with energy.meter(on_gpu, cluster) as fit_energy:
+        model, fit_times = timing.repeat(fitter(data), sync, repeats, min_time_s)
     # one more, untimed, for memory: a sampling thread must not share the cores with timed fits
     profile = device.accel_profile() if accelerated else contextlib.nullcontext()
     tree = cluster is not None and cluster.local  # a local cluster's workers are this process's children
@@ -108,6 +111,15 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     # 4. what the task takes out of the model: predictions, labels, a projection, an embedding
     finish = dask_cluster.collect if cluster is not None else None
     raw, predict_times, extra_time = _outputs(task.output, model, data, needed, sync, repeats, finish)
+
+    # 4b. predict latency by batch size: warm calls, host batch in, host predictions out
+    by_batch = latency.LatencyResult()
+    if spec.get("predict_batch_sizes") and cluster is None:
+        by_batch = latency.measure(model, task.output, host["X_test"], spec["predict_batch_sizes"],
+                                   device_input=device_input, on_gpu=sync,
+                                   budget_s=spec.get("predict_latency_budget_s", latency.DEFAULT_BUDGET_S))
+    elif spec.get("predict_batch_sizes"):
+        by_batch = latency.LatencyResult(note="not measured for distributed implementations")
 
     # 5. results back to the host
     outputs, transfer_out = timing.timed(
@@ -129,20 +141,20 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         "end_to_end_time_s": transfer + fit["median"] + (predict["median"] if predict else 0.0),
         "fit_peak_host_memory_mb": peak.host_mb,
         "peak_host_memory_mb": memory.peak_rss_mb(),
-        **scores,
+        **scores, **fit_energy.metrics(len(fit_times)), **by_batch.metrics,
     }
     if predict:  # tasks without a separate predict/transform call (labels_, embedding_) have none
         metrics["predict_time_s"] = predict["median"]
     if peak.gpu_mb is not None:
         metrics["fit_peak_gpu_memory_mb"] = peak.gpu_mb
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = {**fit_energy.record(), **by_batch.record()}
     if cluster is not None:
         metrics["cluster_start_time_s"] = cluster.start_time_s
         if not cluster.local:  # the workers' memory is on other machines: unmeasured
             del metrics["fit_peak_host_memory_mb"]
         ran_on = f"{ran_on}; {cluster.describe()}"
-        extra = {"cluster": {"workers": len(cluster.workers), "threads_per_worker": cluster.threads_per_worker,
-                             "kind": cluster.kind}}
+        extra["cluster"] = {"workers": len(cluster.workers), "threads_per_worker": cluster.threads_per_worker,
+                            "kind": cluster.kind}
     return {
         "status": Status.OK,
         "metrics": metrics,
@@ -154,7 +166,7 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         "library_version": library_version(spec["library"]),
         # seconds spent in the model's own calls, timed or not (for the harness-overhead bench)
         "model_time_s": cold + sum(fit_times) + memory_fit + (sum(host_fit_times) if device_input else 0.0)
-        + sum(predict_times) + extra_time + transfer,
+        + sum(predict_times) + extra_time + transfer + by_batch.seconds,
         **extra,
     }
 

@@ -114,6 +114,60 @@ def driver_versions() -> dict[str, str]:
     return out
 
 
+class NvmlUnavailable(RuntimeError):
+    """NVML cannot answer on this machine (or for this GPU); the message says why."""
+
+
+@functools.lru_cache(maxsize=1)
+def _nvml() -> Any:
+    """nvidia-ml-py's module, NVML initialised once per process."""
+    try:
+        import pynvml
+    except ImportError:
+        raise NvmlUnavailable("nvidia-ml-py is not installed (pip install nvidia-ml-py)") from None
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as exc:
+        raise NvmlUnavailable(f"NVML cannot start: {exc}") from None
+    return pynvml
+
+
+def nvml_gpus(count: int = 1) -> list[tuple[Any, str]]:
+    """(NVML handle, name) of the first `count` CUDA devices this process computes on.
+
+    NVML numbers every GPU of the machine and ignores CUDA_VISIBLE_DEVICES; CUDA's ordinal
+    0 is the first visible one. The two are matched by PCI bus id.
+    """
+    nvml = _nvml()
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        raise NvmlUnavailable("no CUDA driver (libcuda.so.1 not found)") from None
+    if cuda.cuInit(0) != 0:
+        raise NvmlUnavailable("the CUDA driver failed to initialise")
+    out = []
+    for ordinal in range(count):
+        device, bus = ctypes.c_int(0), ctypes.create_string_buffer(64)
+        if cuda.cuDeviceGet(ctypes.byref(device), ordinal) != 0 or cuda.cuDeviceGetPCIBusId(bus, 64, device) != 0:
+            raise NvmlUnavailable(f"CUDA device {ordinal} is not visible to this process")
+        try:
+            handle = nvml.nvmlDeviceGetHandleByPciBusId(bus.value.decode())
+            name = nvml.nvmlDeviceGetName(handle)
+        except nvml.NVMLError as exc:
+            raise NvmlUnavailable(f"NVML does not know CUDA device {ordinal} ({bus.value.decode()}): {exc}") from None
+        out.append((handle, name.decode() if isinstance(name, bytes) else str(name)))
+    return out
+
+
+def gpu_energy_mj(handle: Any) -> int:
+    """The GPU's total energy counter: millijoules since the driver loaded (NVML, Volta and newer)."""
+    nvml = _nvml()
+    try:
+        return int(nvml.nvmlDeviceGetTotalEnergyConsumption(handle))
+    except nvml.NVMLError as exc:
+        raise NvmlUnavailable(f"this GPU has no total-energy counter: {exc}") from None
+
+
 def install_accelerator(name: str) -> None:
     """Install a zero-code-change accelerator in this process, before sklearn is imported."""
     if name != "cuml.accel":
