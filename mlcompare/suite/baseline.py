@@ -1,4 +1,4 @@
-"""A case against its baseline: speed-ups with their intervals, quality delta, agreement, parity."""
+"""A case against its baseline: speed-ups with their intervals, cost ratio, quality delta, agreement, parity."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import numpy as np
 from mlcompare.config.experiment import Case
 from mlcompare.measure import quality, stats
 from mlcompare.records import CaseRecord
+from mlcompare.suite.cost import cost_ratio
 
 
 def compare(case: Case, record: CaseRecord, baseline: CaseRecord) -> dict[str, float]:
@@ -19,6 +20,7 @@ def compare(case: Case, record: CaseRecord, baseline: CaseRecord) -> dict[str, f
     out = {"speedup_fit": b["fit_time_s"] / m["fit_time_s"],
            "speedup_fit_host_input": b["fit_host_input_time_s"] / m["fit_host_input_time_s"],
            "speedup_end_to_end": b["end_to_end_time_s"] / m["end_to_end_time_s"]}
+    out.update(cost_ratio(record, baseline))
     metric = case.pairing.main_metric
     if record is baseline:
         out |= {"quality_delta": 0.0, "prediction_agreement": 1.0}
