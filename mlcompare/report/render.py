@@ -42,9 +42,13 @@ def markdown_table(cells: pd.DataFrame) -> str:
 def legend(comparison: Comparison) -> str:
     levels = comparison.cases["fit_ci_level"].dropna()
     level = f"{levels.min() * 100:.0f} %" if not levels.empty else "95 %"
-    return (f"fit s: median warm fit in seconds [confidence interval of the median from the repeats, "
+    text = (f"fit s: median warm fit in seconds [confidence interval of the median from the repeats, "
             f"at least {level}]; speed-up: the baseline's fit time over this one's [95 % CI when recorded]; "
             f"quality: the pairing's main metric; parity: whether that metric kept up with the baseline.")
+    if comparison.cases["fit_cost_ratio"].notna().any():
+        text += (" cost ratio: this fit's cost over the baseline's, each fit time priced at its machine's "
+                 "cost_per_hour (below 1: cheaper; a GPU 10× faster at 19× the price is 1.9).")
+    return text
 
 
 def to_text(comparison: Comparison) -> str:
