@@ -274,7 +274,7 @@ class ExperimentModel(fields.Strict):
     # first: the estimators of inline pairings are checked against it
     allowed_modules: fields.checked(list[str], _module_names) = Field(
         default_factory=list, description="more modules estimators may be imported from (besides sklearn, "
-        "cuml, xgboost, lightgbm, sklearnex, umap)")
+        "cuml, xgboost, lightgbm, catboost, sklearnex, umap)")
     name: fields.Name(200) = Field(description="the MLflow experiment the suite is recorded in")
     description: fields.Text = Field("", description="what the experiment is for, in words")
     repeats: Repeats = Field(3, description="timed fits per case (warm, after a cold one)")
