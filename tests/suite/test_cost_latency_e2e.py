@@ -127,7 +127,7 @@ def test_the_comparison_shows_the_cost_ratio_cheapest_and_latency_plot(priced):
         assert float(rows[0][f"{name}.fit_cost_ratio"]) == pytest.approx(
             children[name].data.metrics["fit_cost_ratio"], rel=1e-12)
     page = _artifact(client, pid, "comparison.html").decode()
-    assert "cost ratio" in page and "latency_vs_batch.png" in page
+    assert "cost ratio" in page and "cheapest on classification 800×6: fit " in page and "latency_vs_batch.png" in page
     assert page.count("data:image/png;base64,") == len(plots.NAMES)
     png = _artifact(client, pid, "plots/latency_vs_batch.png")
     assert png.startswith(b"\x89PNG") and png != plots.latency_vs_batch(results.case_frame([]))
