@@ -67,6 +67,9 @@ class CaseSpec(TypedDict, total=False):
     distributed: str | None
     plugin: str
     allowed_modules: list[str]
+    host_input: bool  # a GPU estimator that takes numpy arrays only and copies them itself (CatBoost)
+    predict_batch_sizes: list[int]  # predict latency by batch size (`measure.latency`)
+    predict_latency_budget_s: float
 
 
 class CaseRecord(TypedDict, total=False):
@@ -96,6 +99,9 @@ class CaseRecord(TypedDict, total=False):
     load_reader: str  # what read the cached dataset: "pyarrow" (host memory) or "cudf" (device memory)
     gpu_memory_method: str  # how fit_peak_gpu_memory_mb was measured (device.gpu_memory_meter)
     gpu_clock_reasons: str  # why the GPU's clocks were held down at the case's start and end (NVML)
+    energy_source: str  # what `fit_energy_j` summed (`measure.energy`)
+    energy_unavailable: str  # why there is no `fit_energy_j`
+    latency_note: str  # batch sizes left out of predict latency, and why
     # added by the suite
     pairing: str
     implementation: str
@@ -105,6 +111,7 @@ class CaseRecord(TypedDict, total=False):
     n_samples: int | None
     n_features: int | None
     training_rows: int  # rows the fits saw (n_samples less the test split)
+    test_rows: int  # rows each timed predict call scores (the test split)
     baseline: bool
     main_metric: str
     dataset_sha256: str

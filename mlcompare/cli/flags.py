@@ -71,6 +71,28 @@ def address_or_empty(text: str) -> str | None:
     return text
 
 
+def prices_or_empty(text: str) -> dict[str, float] | None:
+    """--cost-per-hour cpu=0.192,gpu=3.67: US dollars per hour per device; empty means 'as the file says'."""
+    prices: dict[str, float] = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        device, sep, amount = (s.strip() for s in part.partition("="))
+        if not sep or device not in ("cpu", "gpu"):
+            raise argparse.ArgumentTypeError(f"expected cpu=PRICE, gpu=PRICE or both (e.g. cpu=0.192,gpu=3.67), "
+                                             f"got {part!r}")
+        if device in prices:
+            raise argparse.ArgumentTypeError(f"names the {device} price twice")
+        try:
+            value = float(amount)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value <= 0:
+            raise argparse.ArgumentTypeError(f"expected a price per hour > 0 for {device}, got {amount!r}")
+        prices[device] = value
+    return prices or None
+
+
 def add_selection(parser: argparse.ArgumentParser, experiment_required: bool = True) -> None:
     """The flags that change what a suite runs: `validate` takes them too, to check them."""
     if experiment_required:
@@ -92,6 +114,9 @@ def add_selection(parser: argparse.ArgumentParser, experiment_required: bool = T
                              "repeats (overrides the file's rounds)")
     parser.add_argument("--min-time", type=min_time_seconds, default=None, metavar="SECONDS",
                         help="keep repeating warm fits until this much fit time is measured")
+    parser.add_argument("--cost-per-hour", type=prices_or_empty, default=None, metavar="cpu=USD,gpu=USD",
+                        help="US dollars per hour of the CPU machine and of the GPU box: every case gets its "
+                             "fit cost (replaces the file's cost_per_hour for the devices named)")
 
 
 def add_pairing_flags(parser: argparse.ArgumentParser) -> None:
@@ -113,4 +138,6 @@ def experiment_from_args(args: argparse.Namespace):
         experiment.threads = args.threads
     if args.min_time is not None:
         experiment.min_time_s = args.min_time
+    if args.cost_per_hour:
+        experiment.cost_per_hour = {**experiment.cost_per_hour, **args.cost_per_hour}
     return experiment

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -101,6 +102,9 @@ class Experiment:
     selections: list[Selection] = field(default_factory=list)
     allowed_modules: tuple[str, ...] = ()  # module prefixes estimators may be imported from
     rounds: int = 1  # fresh processes per case, in shuffled order, their repeats pooled
+    cost_per_hour: dict[str, float] = field(default_factory=dict)  # device -> USD per hour of its machine
+    predict_batch_sizes: list[int] = field(default_factory=list)  # predict latency by batch: rows per call
+    predict_latency_budget_s: float = 1.0  # seconds of timed calls per batch size (at least MIN_CALLS)
 
     def __post_init__(self) -> None:
         # `pairings` is the source of truth (code may replace it): keep a selection (its
@@ -242,13 +246,39 @@ def _module_names(value: Any) -> list[str]:
     return value
 
 
+class CostPerHour(fields.Strict):
+    """What an hour of each kind of machine costs, in US dollars (a cloud price list's on-demand rate)."""
+
+    cpu: fields.Positive = fields.optional("the CPU machine's price per hour: CPU cases")
+    gpu: fields.Positive = fields.optional("the GPU machine's price per hour, the whole box "
+                                                            "(its CPUs, memory and GPUs): GPU cases")
+
+    @classmethod
+    def check_keys_together(cls, data: dict) -> None:
+        if not data:
+            fields.fail("name the price of cpu, gpu or both, e.g. {cpu: 0.192, gpu: 3.67}")
+
+    def prices(self) -> dict[str, float]:
+        return {device: price for device, price in (("cpu", self.cpu), ("gpu", self.gpu)) if price is not None}
+
+
+def _batch_sizes(value: Any) -> list[int]:
+    sizes = fields.int_or_list(value, 1)
+    if len(set(sizes)) != len(sizes):
+        fields.fail("lists a batch size twice")
+    return sizes
+
+
+BatchSizes = fields.checked(list[int], _batch_sizes, minItems=1, uniqueItems=True)
+
+
 class ExperimentModel(fields.Strict):
     """An mlcompare experiment: datasets, the pairings run on them, and how to measure."""
 
     # first: the estimators of inline pairings are checked against it
     allowed_modules: fields.checked(list[str], _module_names) = Field(
         default_factory=list, description="more modules estimators may be imported from (besides sklearn, "
-        "cuml, xgboost, lightgbm, sklearnex, umap)")
+        "cuml, xgboost, lightgbm, catboost, sklearnex, umap)")
     name: fields.Name(200) = Field(description="the MLflow experiment the suite is recorded in")
     description: fields.Text = Field("", description="what the experiment is for, in words")
     repeats: Repeats = Field(3, description="timed fits per case (warm, after a cold one)")
@@ -272,6 +302,12 @@ class ExperimentModel(fields.Strict):
                                                "serves)")
     implementations: fields.Names = fields.optional("run only these implementations (names, or libraries "
                                                     "such as xgboost)")
+    cost_per_hour: CostPerHour = fields.optional("US dollars per hour of the machine each device's cases run on "
+                                                 "(gpu: the whole GPU box): gives every case its fit cost")
+    predict_batch_sizes: BatchSizes = fields.optional("rows per predict call at which to time predict latency "
+                                                      "(warm calls from the test split), e.g. [1, 100, 10000]")
+    predict_latency_budget_s: fields.Number(0.01) = Field(1.0, description="seconds of timed predict calls per "
+                                                          "batch size (at least 5 calls, at most 10000)")
 
 
 def load_experiment(path: str | Path, repeats: int | None = None,
@@ -343,10 +379,36 @@ def load_experiment(path: str | Path, repeats: int | None = None,
                             repeats=file_repeats, timeout_s=timeout_s, min_time_s=model.min_time_s,
                             threads=model.threads, system_metrics=model.system_metrics, datasets=datasets,
                             pairings=pairings, implementations=impl_names, raw=data, selections=selections,
-                            allowed_modules=allowed, rounds=rounds)
+                            allowed_modules=allowed, rounds=rounds,
+                            cost_per_hour=model.cost_per_hour.prices() if model.cost_per_hour else {},
+                            predict_batch_sizes=list(model.predict_batch_sizes or []),
+                            predict_latency_budget_s=model.predict_latency_budget_s)
     if not experiment.cases():
         raise InputError(source, "implementations", "selects no case to run")
+    _check_batch_sizes(experiment)
     return experiment
+
+
+def expected_test_rows(spec: DatasetSpec) -> int | None:
+    """Rows of a dataset's test split, where its size is known before it is made (scikit-learn's
+    train_test_split rounds the test share up)."""
+    rows = spec.n_samples or (spec.table.rows if spec.table is not None else None)
+    return math.ceil(spec.test_size * rows) if rows else None
+
+
+def _check_batch_sizes(experiment: Experiment) -> None:
+    """A batch size no test split of the file can fill is a mistake: it would measure nothing.
+
+    Sizes larger than some (not all) test splits are left out of those cases only, which say so.
+    """
+    sizes = [expected_test_rows(case.dataset) for case in experiment.cases()]
+    if not experiment.predict_batch_sizes or None in sizes:
+        return
+    largest = max(sizes)
+    for i, batch in enumerate(experiment.predict_batch_sizes):
+        if batch > largest:
+            raise InputError(experiment.source, f"predict_batch_sizes[{i}]", f"{batch} rows per call, but the "
+                             f"largest test split of this experiment has {largest} rows")
 
 
 def _dataset_specs(entry: DataEntry, raw: dict, model: ExperimentModel, source: str, cards: Any) -> list[DatasetSpec]:

@@ -18,7 +18,7 @@ from mlcompare.errors import InputError
 #: Estimators may only be imported from these modules (and their submodules): an
 #: experiment or pairing file must never be a way to run arbitrary code. Users extend the
 #: list with `allowed_modules:` in an experiment, `--allow-module`, or this variable.
-DEFAULT_ALLOWED_MODULES = ("sklearn", "cuml", "xgboost", "lightgbm", "sklearnex", "umap")
+DEFAULT_ALLOWED_MODULES = ("sklearn", "cuml", "xgboost", "lightgbm", "catboost", "sklearnex", "umap")
 ALLOWED_MODULES_ENV = "MLCOMPARE_ALLOWED_MODULES"
 ALLOWED_MODULE_PREFIXES = tuple(f"{m}." for m in DEFAULT_ALLOWED_MODULES)
 _MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")

@@ -37,6 +37,8 @@ def verify_device(model: Any, spec: CaseSpec, gpu_growth_mb: float | None = None
             raise FallbackError(f"silent CPU fallback: XGBoost was asked for device=cuda "
                                 f"but its booster trained on {where!r}")
         return f"{where} (XGBoost booster config)"
+    if library == "catboost":
+        return _catboost_evidence(model, wanted_gpu)
     if not wanted_gpu:
         return "cpu"
     evidence = [] if gpu_growth_mb is None else [f"device memory +{gpu_growth_mb:.1f} MB during fit"]
@@ -67,6 +69,19 @@ def output_evidence(ran_on: str, spec: CaseSpec, raw: dict[str, Any], device_inp
                             f"as {kind}, in host memory")
     where = f"{name} in device memory ({kind})"
     return f"{ran_on[:-1]}; {where})" if ran_on.endswith(")") else f"{ran_on} ({where})"
+
+
+def _catboost_evidence(model: Any, wanted_gpu: bool) -> str:
+    """CatBoost's resolved `task_type` after fit: what it trained with, not what it was asked for."""
+    params = model.get_all_params()
+    where = str(params.get("task_type", "unknown"))
+    if wanted_gpu and where != "GPU":
+        raise FallbackError(f"silent CPU fallback: CatBoost was asked for task_type=GPU but trained with "
+                            f"task_type={where!r}")
+    if not wanted_gpu and where != "CPU":
+        raise FallbackError(f"a CPU implementation of CatBoost trained with task_type={where!r}")
+    devices = f", devices={params['devices']}" if wanted_gpu and params.get("devices") else ""
+    return f"{'cuda' if wanted_gpu else 'cpu'} (CatBoost task_type={where}{devices})"
 
 
 def _accel_evidence(report: Any, class_name: str, gpu_growth_mb: float | None) -> str:

@@ -15,7 +15,7 @@ from threadpoolctl import threadpool_limits
 
 from mlcompare.config.imports import ALLOWED_MODULE_PREFIXES, import_estimator
 from mlcompare.measure import cluster as dask_cluster
-from mlcompare.measure import device, memory, quality, stats, timing
+from mlcompare.measure import device, energy, latency, memory, quality, stats, timing
 from mlcompare.measure import inputs as case_inputs
 from mlcompare.measure.audit import effective_params, fitted_counts, library_version, output_evidence, verify_device
 from mlcompare.measure.threads import thread_pools, with_threads
@@ -55,8 +55,9 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     elif not on_gpu:
         params = with_threads(estimator_cls, params, spec.get("threads"))
     accelerated = bool(spec.get("accelerator"))
-    # Device-resident inputs for GPU libraries; an accelerator takes numpy, as user code would.
-    device_input = on_gpu and not accelerated and cluster is None
+    # Device-resident inputs for GPU libraries; an accelerator takes numpy, as user code would,
+    # and so does a GPU library that copies its input itself (host_input: CatBoost).
+    device_input = on_gpu and not accelerated and not spec.get("host_input") and cluster is None
     # Distributed results are computed into this process, which has waited for them: there
     # is no device work of its own to wait for.
     sync = on_gpu and cluster is None
@@ -84,8 +85,10 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     with profile as accel_report, memory.FitMemory(children=tree) as host_peak, gpu_meter as gpu_memory:
         _, cold = timing.timed(fitter(data), sync)
     gpu_mb = gpu_memory.peak_mb if gpu_memory is not None else None
-    # 3. warm fits from a fresh estimator each, data already where the library computes
-    model, fit_times = timing.repeat(fitter(data), sync, repeats, min_time_s)
+    # 3. warm fits from a fresh estimator each, data already where the library computes; the
+    # energy counters (NVML for GPU cases, RAPL for CPU ones) are read before and after them
+    with energy.meter(on_gpu, cluster) as fit_energy:
+        model, fit_times = timing.repeat(fitter(data), sync, repeats, min_time_s)
     ran_on = verify_device(model, spec, gpu_mb, accel_report)
     # 3b. the same fits given host (numpy) arrays: what a user calling fit(X) pays on a GPU,
     # or, distributed, spreading the arrays over the workers first
@@ -101,6 +104,15 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     finish = dask_cluster.collect if cluster is not None else None
     outputs, predicting = _outputs(task.output, model, data, needed, sync, repeats, min_time_s, finish)
     ran_on = output_evidence(ran_on, spec, predicting.raw, device_input)
+
+    # 4b. predict latency by batch size: warm calls, host batch in, host predictions out
+    by_batch = latency.LatencyResult()
+    if spec.get("predict_batch_sizes") and cluster is None:
+        by_batch = latency.measure(model, task.output, host["X_test"], spec["predict_batch_sizes"],
+                                   device_input=device_input, on_gpu=sync,
+                                   budget_s=spec.get("predict_latency_budget_s", latency.DEFAULT_BUDGET_S))
+    elif spec.get("predict_batch_sizes"):
+        by_batch = latency.LatencyResult(note="not measured for distributed implementations")
     y_true, agree = _scored_rows(task.output, host, outputs)
     if spec.get("predictions_path"):
         np.save(spec["predictions_path"], np.asarray(agree), allow_pickle=False)
@@ -113,13 +125,13 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         "fit_peak_host_memory_mb": host_peak.host_mb,
         "peak_host_memory_mb": memory.peak_rss_mb(),
         **fitted_counts(model),
-        **scores,
+        **scores, **fit_energy.metrics(len(fit_times)), **by_batch.metrics,
     }
     if predicting.cold is not None:
         metrics["predict_cold_time_s"] = predicting.cold
     if gpu_mb is not None:
         metrics["fit_peak_gpu_memory_mb"] = gpu_mb
-    extra: dict[str, Any] = {"load_reader": inputs.reader}
+    extra: dict[str, Any] = {"load_reader": inputs.reader, **fit_energy.record(), **by_batch.record()}
     if gpu_memory is not None:
         extra["gpu_memory_method"] = gpu_memory.describe()
     if on_gpu:
@@ -145,7 +157,7 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         "library_version": library_version(spec["library"]),
         # seconds spent in the model's own calls, timed or not (for the harness-overhead bench)
         "model_time_s": cold + sum(fit_times) + (sum(host_fit_times) if host_fit_times is not fit_times else 0.0)
-        + predicting.total + transfer_in,
+        + predicting.total + transfer_in + by_batch.seconds,
         **extra,
     }
 

@@ -507,6 +507,38 @@ def cuml_version() -> tuple[int, int] | None:
     return None
 
 
+class NvmlUnavailable(RuntimeError):
+    """NVML cannot answer on this machine (or for this GPU); the message says why."""
+
+
+def nvml_gpus(count: int = 1) -> list[tuple[Any, str]]:
+    """(NVML handle, name) of the first `count` CUDA devices this process computes on
+    (matched by `nvml_handle`); raises `NvmlUnavailable` saying why not."""
+    pynvml, why = nvml()
+    if pynvml is None:
+        raise NvmlUnavailable(why)
+    out = []
+    for ordinal in range(count):
+        handle = nvml_handle(ordinal)
+        if handle is None:
+            raise NvmlUnavailable(f"NVML does not know CUDA device {ordinal} (no CUDA driver, or the device "
+                                  "is not visible to this process)")
+        name = pynvml.nvmlDeviceGetName(handle)
+        out.append((handle, name.decode() if isinstance(name, bytes) else str(name)))
+    return out
+
+
+def gpu_energy_mj(handle: Any) -> int:
+    """The GPU's total energy counter: millijoules since the driver loaded (NVML, Volta and newer)."""
+    pynvml, why = nvml()
+    if pynvml is None:
+        raise NvmlUnavailable(why)
+    try:
+        return int(pynvml.nvmlDeviceGetTotalEnergyConsumption(handle))
+    except pynvml.NVMLError as exc:
+        raise NvmlUnavailable(f"this GPU has no total-energy counter: {exc}") from None
+
+
 def install_accelerator(name: str) -> str:
     """Install a zero-code-change accelerator in this process, before sklearn is imported;
     return how it was installed, in words (for `ran_on`).

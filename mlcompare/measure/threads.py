@@ -59,17 +59,24 @@ def _own_cgroup_v2(root: Path) -> str | None:
     return None
 
 
-def with_threads(cls: type, params: dict[str, Any], threads: int | None) -> dict[str, Any]:
-    """Give an estimator that takes `n_jobs` the experiment's thread count.
+#: What estimators call their thread count: scikit-learn's name, then CatBoost's (its own
+#: thread pool, which threadpoolctl cannot limit).
+THREAD_PARAMS = ("n_jobs", "thread_count")
 
-    Only where the pairing leaves n_jobs open (absent, None or -1): an explicit number in
+
+def with_threads(cls: type, params: dict[str, Any], threads: int | None) -> dict[str, Any]:
+    """Give an estimator that takes `n_jobs` (or `thread_count`) the experiment's thread count.
+
+    Only where the pairing leaves it open (absent, None or -1): an explicit number in
     a pairing is a deliberate choice and is kept.
     """
-    if not threads or params.get("n_jobs", -1) not in (-1, None):
+    if not threads:
         return params
-    if "n_jobs" not in accepted_params(cls):
+    accepted = accepted_params(cls)
+    name = next((n for n in THREAD_PARAMS if n in accepted), None)
+    if name is None or params.get(name, -1) not in (-1, None):
         return params
-    return {**params, "n_jobs": threads}
+    return {**params, name: threads}
 
 
 def thread_pools() -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from mlcompare.records import Status
-from mlcompare.report import results
+from mlcompare.report import costs, latency, results
 from mlcompare.report.render import markdown_table
 from mlcompare.report.table import (
     Comparison,
@@ -57,6 +57,10 @@ def description(comparison: Comparison) -> str:
         lines.append(f"- break-even: {b.pairing} · {b.impl_label} beats {b.baseline} from about "
                      f"{rows_text(b.rows)} rows ({break_even_data(b)})")
     lines += [f"- workers: {line}" for line in worker_lines(cases)]
+    lines += [f"- {line}" for line in costs.cheapest_lines(cases)]
+    found = latency.crossings(cases)
+    lines += [f"- {line}" for pairing in dict.fromkeys(c.pairing for c in found)
+              for line in latency.crossing_lines(found, pairing)]
     skipped = cases[cases["status"] == Status.SKIPPED]
     if not skipped.empty:
         reasons = dict.fromkeys(f"{r.implementation}: {r.note}" for r in skipped.itertuples())

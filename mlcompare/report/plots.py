@@ -225,6 +225,46 @@ def _workers_panel(ax, part: pd.DataFrame) -> None:
     ax.legend(fontsize=7)
 
 
+def latency_vs_batch(cases: pd.DataFrame) -> bytes:
+    """Predict latency against rows per call, a log-log panel per comparison group that logged
+    it: a line per implementation (solid: median, dashed: p99 where logged); a dotted vertical
+    marks the batch size from which an implementation answers faster than the baseline."""
+    from mlcompare.report import latency
+
+    data = latency.with_latency(_ran(cases))
+    several = data["suite_run_id"].nunique() > 1
+    groups = list(data.groupby(["suite_run_id", "pairing", "dataset_label", "sweep_shared"], sort=False))
+    fig, axes = _panels(len(groups))
+    if not groups:
+        return _empty(fig, axes[0], "no case logged predict latency by batch size (predict_batch_sizes)")
+    found = latency.crossings(data)
+    for ax, ((suite, pairing, dataset, shared), part) in zip(axes, groups):
+        for index, r in enumerate(part.itertuples()):
+            colour = _colour(part, r.series)
+            median, tail = latency.curve(r.latency, "p50"), latency.curve(r.latency, "p99")
+            ax.plot(list(median), list(median.values()), marker=_MARKERS[index % len(_MARKERS)], color=colour,
+                    label=f"{r.series} ({r.device})" + (" · baseline" if r.is_baseline else ""))
+            if tail:
+                ax.plot(list(tail), list(tail.values()), color=colour, ls="--", lw=1, alpha=0.8)
+        for c in found:
+            if (c.suite_run_id, c.pairing, c.group) == (suite, pairing, group_label(dataset, shared)):
+                ax.axvline(c.batch, color="#c44e52", ls=":", lw=1.2)
+                ax.annotate(f"{c.impl_label} faster ≥ {c.batch:,.0f} rows", (c.batch, 1),
+                            xycoords=("data", "axes fraction"), xytext=(3, -12), textcoords="offset points",
+                            fontsize=7, color="#c44e52", rotation=90, va="top",
+                            bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.8})
+        _log(ax, x=True, y=True)
+        where = f" · {part['suite_label'].iloc[0].split(' ', 1)[0]}" if several else ""
+        ax.set_title(f"{pairing} · {group_label(dataset, shared)}{where}", fontsize=9)
+        ax.set_xlabel("rows per predict call (batch size)")
+        ax.set_ylabel("latency per call (ms)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle("Predict latency against batch size (log-log)\nsolid: median, dashed: p99, dotted: where one "
+                 "answers faster than the baseline", fontsize=10)
+    return _png(fig)
+
+
 def pareto_front(times: list[float], qualities: list[float], higher_is_better: bool = True) -> list[bool]:
     """For each point, whether no other point is at least as fast and as good, and better in one."""
     sign = 1 if higher_is_better else -1
@@ -332,5 +372,6 @@ PLOTS: dict[str, Callable[[pd.DataFrame, list[BreakEven]], bytes]] = {
     "quality_vs_time.png": lambda cases, found: quality_vs_time(cases),
     "cold_vs_warm.png": lambda cases, found: cold_vs_warm(cases),
     "time_vs_workers.png": lambda cases, found: time_vs_workers(cases),
+    "latency_vs_batch.png": lambda cases, found: latency_vs_batch(cases),
 }
 NAMES = tuple(PLOTS)

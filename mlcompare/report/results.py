@@ -8,6 +8,7 @@ reads the same way. Metrics a version did not record are simply missing (NaN).
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -24,7 +25,9 @@ if TYPE_CHECKING:  # only the types: reading results never needs MLflow itself
 CASE_METRICS = ("fit_time_s", "fit_time_min_s", "fit_time_iqr_s", "fit_time_cv", "fit_cold_time_s",
                 "predict_time_s", "predict_cold_time_s", "transfer_time_s", "end_to_end_time_s", "speedup_fit",
                 "speedup_fit_ci_low", "speedup_fit_ci_high", "speedup_fit_ci_level", "quality_delta",
-                "prediction_agreement", "peak_host_memory_mb", "fit_peak_host_memory_mb", "fit_time_rounds_cv")
+                "prediction_agreement", "peak_host_memory_mb", "fit_peak_host_memory_mb", "fit_time_rounds_cv",
+                "fit_cost_usd", "fit_cost_ratio", "end_to_end_cost_usd", "predict_cost_usd_per_1k_rows",
+                "fit_energy_j")
 _QUALITY_ORDER = tuple(m for metrics in TASK_METRICS.values() for m in metrics)
 
 #: Params copied as text, "" where a run has none (runs without a sweep, older stores).
@@ -38,7 +41,10 @@ COLUMNS = ("suite_run_id", "suite", "suite_label", "host", "run_id", "run_name",
            "impl_label", "library", "device", "dataset", "n_samples", "n_features", "dataset_label", "baseline",
            "is_baseline", "status", "note", "main_metric", "higher_is_better", "quality", "parity",
            "training_rows", "timing_stability",
-           "repeats_done", "fit_ci_low_s", "fit_ci_high_s", "fit_ci_level") + TEXT_PARAMS + INT_PARAMS + CASE_METRICS
+           "repeats_done", "fit_ci_low_s", "fit_ci_high_s", "fit_ci_level", "latency") + TEXT_PARAMS + INT_PARAMS \
+    + CASE_METRICS
+#: Predict latency by batch size, as logged by `mlcompare.measure.latency`.
+_LATENCY_METRIC = re.compile(r"^predict_latency_(p50|p99)_ms_b(\d+)$")
 
 
 def case_frame(suites: list[StoredSuite]) -> pd.DataFrame:
@@ -82,6 +88,7 @@ def _case_row(suite: StoredSuite, label: str, host: str, run: StoredRun) -> dict
         "training_rows": _int(p.get("training_rows")) or n_samples,
         "timing_stability": t.get("timing_stability", ""),
         "repeats_done": len(repeats), "fit_ci_low_s": low, "fit_ci_high_s": high, "fit_ci_level": level,
+        "latency": latency_by_batch(m),
         **{k: p.get(k, "") for k in TEXT_PARAMS}, **{k: _int(p.get(k)) for k in INT_PARAMS},
         **{k: m.get(k, math.nan) for k in CASE_METRICS},
     }
@@ -96,6 +103,16 @@ def _fit_interval(metrics: dict[str, float], repeats: list[float]) -> tuple[floa
         return metrics["fit_time_ci_low_s"], metrics["fit_time_ci_high_s"], metrics["fit_time_ci_level"]
     found = median_interval(repeats)
     return (found.low, found.high, found.level) if found else (math.nan, math.nan, math.nan)
+
+
+def latency_by_batch(metrics: dict[str, float]) -> dict[int, dict[str, float]]:
+    """{batch size: {"p50": ms, "p99": ms}} from a run's `predict_latency_*` metrics (p99 where logged)."""
+    out: dict[int, dict[str, float]] = {}
+    for name, value in metrics.items():
+        found = _LATENCY_METRIC.match(name)
+        if found:
+            out.setdefault(int(found.group(2)), {})[found.group(1)] = value
+    return dict(sorted(out.items()))
 
 
 def impl_label(implementation: str | None, sweep_own: str = "") -> str:

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from mlcompare.records import Status
-from mlcompare.report import breakeven, results
+from mlcompare.report import breakeven, costs, latency, results
 
 if TYPE_CHECKING:
     from mlcompare.tracking.stored import StoredSuite
 
 #: Per implementation, the comparison table's columns (CSV and `log_table`).
 FIELDS = ("status", "fit_time_s", "fit_ci_low_s", "fit_ci_high_s", "speedup_fit", "speedup_fit_ci_low",
-          "speedup_fit_ci_high", "quality", "parity", "note")
+          "speedup_fit_ci_high", "fit_cost_usd", "fit_cost_ratio", "quality", "parity", "note")
 _ROW_KEYS = ["suite", "suite_run_id", "host", "pairing", "dataset", "n_samples", "n_features", "main_metric"]
 
 @dataclass
@@ -85,6 +85,7 @@ def _pairing_cells(cases: pd.DataFrame, several_suites: bool) -> pd.DataFrame:
     impls = _impl_labels(cases)
     metric = next((m for m in cases["main_metric"] if isinstance(m, str)), "quality")
     show_parity = cases["parity"].isin(["ok", "degraded"]).any()
+    show_cost = not costs.priced(cases).empty
     keys = ["suite_label", "dataset", "n_features", "n_samples", "sweep_shared"]
     out = []
     for _, group in cases.groupby(keys, sort=False):
@@ -100,6 +101,8 @@ def _pairing_cells(cases: pd.DataFrame, several_suites: bool) -> pd.DataFrame:
             row[(impl, "fit s")] = _fit_cell(r)
             if not baseline:
                 row[(impl, "speed-up")] = _speedup_cell(r)
+            if show_cost and not baseline:
+                row[(impl, "cost ratio")] = costs.ratio_text(r["fit_cost_ratio"]) if r else ""
             row[(impl, metric)] = number_text(r["quality"]) if r and r["status"] == Status.OK else ""
             if show_parity and not baseline:
                 row[(impl, "parity")] = (r["parity"] or "") if r else ""
@@ -217,7 +220,8 @@ def sections(comparison: Comparison):
     for pairing in dict.fromkeys(comparison.cases["pairing"].dropna()):
         part = comparison.cases[comparison.cases["pairing"] == pairing]
         part = part.sort_values(["dataset", "n_features", "n_samples", "suite_label"], kind="stable")
-        evens = _break_even_lines(comparison, pairing) + worker_lines(part)
+        evens = (_break_even_lines(comparison, pairing) + worker_lines(part) + costs.cheapest_lines(part)
+                 + latency.crossing_lines(latency.crossings(part), pairing))
         yield pairing, _pairing_cells(part, several), _notes(part), evens
 
 

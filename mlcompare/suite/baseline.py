@@ -1,4 +1,4 @@
-"""A case against its baseline: speed-ups with their intervals, quality delta, agreement,
+"""A case against its baseline: speed-ups with their intervals, cost ratio, quality delta, agreement,
 parity, and the differences found between what the two estimators actually used."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import numpy as np
 from mlcompare.config.experiment import Case
 from mlcompare.measure import quality, stats
 from mlcompare.records import CaseRecord
+from mlcompare.suite.cost import cost_ratio
 
 #: Fitted counts (metrics) compared between an implementation and its baseline.
 FITTED = ("fit_iterations", "fit_trees")
@@ -28,6 +29,7 @@ def compare(case: Case, record: CaseRecord, baseline: CaseRecord) -> dict[str, f
            "speedup_end_to_end": b["end_to_end_time_s"] / m["end_to_end_time_s"]}
     if "predict_time_s" in m and "predict_time_s" in b:
         out["speedup_predict"] = b["predict_time_s"] / m["predict_time_s"]
+    out.update(cost_ratio(record, baseline))
     metric = case.pairing.main_metric
     if record is baseline:
         out |= {"quality_delta": 0.0, "prediction_agreement": 1.0}

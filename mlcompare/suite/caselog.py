@@ -12,7 +12,8 @@ from mlcompare.config.experiment import Case, Experiment
 from mlcompare.config.pairing import Implementation
 from mlcompare.config.selection import point_label
 from mlcompare.measure import cluster as dask_cluster
-from mlcompare.records import RUN_STATUS, CaseRecord
+from mlcompare.records import RUN_STATUS, CaseRecord, Status
+from mlcompare.suite.cost import cost_note
 
 if TYPE_CHECKING:
     from mlcompare.tracking.writer import Recorder
@@ -40,6 +41,11 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
     }
     if impl.accelerator:
         params["accelerator"] = impl.accelerator
+    if impl.device in experiment.cost_per_hour:
+        params["price_per_hour_usd"] = experiment.cost_per_hour[impl.device]
+    if experiment.predict_batch_sizes:
+        params["predict_batch_sizes"] = ",".join(map(str, sorted(experiment.predict_batch_sizes)))
+        params["predict_latency_budget_s"] = experiment.predict_latency_budget_s
     if impl.distributed:
         params.update(_cluster_params(case, record))
     if case.shared_point or case.impl_point:
@@ -65,11 +71,14 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
         tags["param_differences"] = " | ".join(differences)
     for key in ("skip_reason", "error", "ran_on", "threadpools", "library_version", "parity", "dataset_sha256",
                 "signal", "worker_host", "dask_worker", "baseline_host", "timing_stability", "memory_method",
-                "load_reader", "gpu_memory_method", "gpu_clock_reasons"):
+                "load_reader", "gpu_memory_method", "gpu_clock_reasons", "energy_source", "energy_unavailable",
+                "latency_note"):
         if record.get(key):
             tags[key] = str(record[key])
     if record.get("failure"):
         tags["failure_reason"] = record["failure"]
+    if record.get("status") == Status.OK and cost_note(impl.device, record, experiment.cost_per_hour):
+        tags["cost_note"] = cost_note(impl.device, record, experiment.cost_per_hour)
     texts = {"worker_stderr.txt": record["stderr_tail"]} if record.get("stderr_tail") else None
     status = RUN_STATUS[record["status"]]
     history = {name: record[key] for name, key in HISTORIES.items() if record.get(key)}
@@ -86,8 +95,9 @@ def _input_modes(impl: Implementation) -> str:
     """Where the timed fits find their data (`fit_time_s`), then the host-input fits' (numpy)."""
     if impl.distributed:
         return "dask,host"  # spread over the workers already; numpy arrays spread first
-    # an accelerator takes numpy arrays, as the unchanged user code would
-    return "device,host" if impl.device == "gpu" and not impl.accelerator else "host"
+    # an accelerator takes numpy arrays, as the unchanged user code would; so does a library that
+    # copies its input to the GPU itself (host_input)
+    return "device,host" if impl.device == "gpu" and not impl.accelerator and not impl.host_input else "host"
 
 
 def _cluster_params(case: Case, record: dict[str, Any]) -> dict[str, Any]:

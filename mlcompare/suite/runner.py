@@ -29,6 +29,7 @@ from mlcompare.suite import resume as resume_keys
 from mlcompare.suite.baseline import compare
 from mlcompare.suite.caselog import log_case
 from mlcompare.suite.cases import base_record, case_spec, prepare_datasets, reused_record, run_here
+from mlcompare.suite.cost import case_costs
 from mlcompare.suite.heal import heal, owner_tags
 from mlcompare.suite.interrupts import Interrupted, SignalGuard
 from mlcompare.suite.progress import SuiteProgress
@@ -105,6 +106,8 @@ def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], N
         if record["status"] == Status.OK and case.is_baseline:
             baselines[case.group] = record
         if "reused_from" not in record:
+            if record["status"] == Status.OK:  # priced before the comparison: the cost ratio needs both
+                record["metrics"].update(case_costs(case.implementation.device, record, experiment.cost_per_hour))
             if record["status"] == Status.OK and case.group in baselines:
                 baseline = baselines[case.group]
                 record["metrics"].update(compare(case, record, baseline))

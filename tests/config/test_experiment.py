@@ -157,9 +157,10 @@ def test_cli_missing_file_and_bad_flags(workdir, small_experiment):
     bad_impl = run_cli("run", str(small_experiment), "--implementations", "sklearn,nope", cwd=workdir)
     assert bad_impl.returncode == 2
     assert bad_impl.stderr.strip() == ("mlcompare: error: --implementations: 'nope' matches no "
-                                       "implementation of the selected pairings (known: cuml, cuml.accel, "
-                                       "cuml.dask, cuml_accel, cuml_dask, lightgbm, sklearn, sklearnex, xgboost, "
-                                       "xgboost.dask, xgboost_cpu, xgboost_dask_cpu, xgboost_dask_gpu, xgboost_gpu)")
+                                       "implementation of the selected pairings (known: catboost, catboost_cpu, "
+                                       "catboost_gpu, cuml, cuml.accel, cuml.dask, cuml_accel, cuml_dask, lightgbm, "
+                                       "sklearn, sklearnex, xgboost, xgboost.dask, xgboost_cpu, xgboost_dask_cpu, "
+                                       "xgboost_dask_gpu, xgboost_gpu)")
     assert not (workdir / "mlflow.db").exists()
 
 
