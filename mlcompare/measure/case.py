@@ -46,7 +46,7 @@ def run_case(spec: CaseSpec) -> CaseRecord:
 
 
 def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
-         params: dict[str, Any] | None = None, cluster: dask_cluster.Cluster | None = None) -> dict[str, Any]:
+         params: dict[str, Any] | None = None, cluster: dask_cluster.Cluster | None = None) -> CaseRecord:
     task = TASKS[spec["task"]]
     repeats, min_time_s = spec["repeats"], spec.get("min_time_s", 0.0)
     params = spec["params"] if params is None else params
@@ -113,11 +113,11 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
                                    budget_s=spec.get("predict_latency_budget_s", latency.DEFAULT_BUDGET_S))
     elif spec.get("predict_batch_sizes"):
         by_batch = latency.LatencyResult(note="not measured for distributed implementations")
+
+    # 5. quality on the host, one shared function per metric, on the rows the outputs describe
     y_true, agree = _scored_rows(task.output, host, outputs)
     if spec.get("predictions_path"):
         np.save(spec["predictions_path"], np.asarray(agree), allow_pickle=False)
-
-    # 5. quality on the host, one shared function per metric
     scores = quality.score_all(tuple(spec["metrics"]), y_true, outputs)
     metrics = {
         **timing_metrics(fit_times, host_fit_times, predicting.times, transfer_in),

@@ -19,7 +19,8 @@ from mlcompare.records import CaseRecord, Status
 #: case's timing is flagged as noisy.
 NOISY_CV = 0.10
 #: Metrics a round measures once (not from repeats): their median over the rounds.
-_ONCE = ("fit_cold_time_s", "predict_cold_time_s", "transfer_time_s", "load_time_s")
+_ONCE = ("fit_cold_time_s", "predict_cold_time_s", "transfer_time_s", "load_time_s", "device_init_time_s",
+         "fit_energy_j", "fit_power_w")
 #: Metrics where the worst round counts.
 _WORST = ("fit_peak_host_memory_mb", "fit_peak_gpu_memory_mb", "peak_host_memory_mb",
           "load_avg_1m_at_start", "cpu_steal_pct_at_start")
