@@ -10,10 +10,15 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from typing import TYPE_CHECKING, Callable
 
 from mlcompare.cli.command import Command, register
 from mlcompare.cli.report import REPORT_FORMATS, write_output
 from mlcompare.errors import InputError
+
+if TYPE_CHECKING:
+    from mlcompare.report.versus import SuiteComparison
+    from mlcompare.tracking.stored import StoredSuite
 
 EXIT_GATE = 1
 
@@ -56,7 +61,7 @@ class Compare(Command):
     help = "compare two recorded suites case by case: B's times over A's, with verdicts and CI gates"
     description = ("Match the cases two suites share and compare them: B's fit (and predict) time over A's with "
                    "an exact interval from the repeats and a verdict, and the main quality metric. A and B are "
-                   "parent run ids, or MLflow experiment or suite names meaning their latest finished suite "
+                   "parent run ids, or MLflow experiment or suite names meaning their latest suite not still running "
                    "(NAME~1: the one before). Reads MLFLOW_TRACKING_URI, else ./mlflow.db.")
     order = 55
 
@@ -100,7 +105,7 @@ class Compare(Command):
         return report_gates(comparison, args.fail_slower, args.fail_quality)
 
 
-def find_reference(ref: str):
+def find_reference(ref: str) -> StoredSuite:
     """`run --compare-to`'s suite, read before the new suite starts (it may be the latest of the same name)."""
     from mlcompare.tracking import reader
 
@@ -110,7 +115,7 @@ def find_reference(ref: str):
         raise InputError(exc.flag, None, str(exc)) from None
 
 
-def attach_comparison(reference, parent_run_id: str, say) -> None:
+def attach_comparison(reference: StoredSuite, parent_run_id: str, say: Callable[[str], None]) -> None:
     """Compare the suite just recorded with `reference` and log the comparison on its parent run.
 
     Never fatal: the suite is already recorded; a comparison that cannot be made is said.
@@ -134,7 +139,7 @@ def attach_comparison(reference, parent_run_id: str, say) -> None:
         f"logged on the parent run as {html}")
 
 
-def report_gates(comparison, fail_slower: float | None, fail_quality: float | None) -> int:
+def report_gates(comparison: SuiteComparison, fail_slower: float | None, fail_quality: float | None) -> int:
     """Say on stderr which cases fail a gate; EXIT_GATE if any, else 0."""
     from mlcompare.report import versus
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from mlcompare.report.plots import _empty, _log, _png
 from mlcompare.report.versus.table import FASTER, SLOWER, TIMES, SuiteComparison
+
+if TYPE_CHECKING:
+    from mlcompare.tracking.stored import StoredSuite
 
 _VERDICT_COLOURS = {FASTER: "#55a868", SLOWER: "#c44e52"}
 _OTHER = "#7f7f7f"
@@ -69,5 +73,5 @@ def _marker(colour: str, label: str):
     return Line2D([], [], marker="o", ls="", color=colour, label=label)
 
 
-def _short(suite) -> str:
+def _short(suite: StoredSuite) -> str:
     return f"{suite.run.params.get('suite_name', suite.run.name)} ({suite.run.run_id[:8]})"

@@ -43,6 +43,8 @@ def cells(comparison: SuiteComparison) -> pd.DataFrame:
     tested = {name for name in timed if rows[f"{name}_level"].notna().any()} | {"fit"}
     out = []
     for r in rows.to_dict("records"):
+        if r["a_status"] == r["b_status"] == "skipped":  # counted in the summary line, not a row
+            continue
         row = {"case": r["case"]}
         for name in timed:
             if r["status_verdict"]:
@@ -66,7 +68,7 @@ def _interval(r: dict, name: str) -> str:
     if pd.isna(r[f"{name}_low"]):
         return ""
     return (f"{r[f'{name}_low']:.3g}–{r[f'{name}_high']:.3g} ({r[f'{name}_level'] * 100:.3g} %, "
-            f"{r[f'{name}_b_repeats']} vs {r[f'{name}_a_repeats']})")
+            f"{int(r[f'{name}_b_repeats'])} vs {int(r[f'{name}_a_repeats'])})")
 
 
 def _quality(r: dict) -> str:

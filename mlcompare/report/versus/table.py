@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 import pandas as pd
 
@@ -255,7 +255,8 @@ def case_differences(pairs: list[tuple[StoredRun, StoredRun]]) -> list[str]:
             for what, cases in found.items()]
 
 
-def _case_settings(a: StoredRun, b: StoredRun):
+def _case_settings(a: StoredRun, b: StoredRun) -> Iterator[tuple[str, str, str]]:
+    """(name, A's value, B's value) of every setting compared between two matched cases."""
     for key in SETTING_PARAMS:
         yield key, a.params.get(key, "(none)"), b.params.get(key, "(none)")
     for key in SETTING_TAGS:
