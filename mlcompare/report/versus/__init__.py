@@ -2,7 +2,7 @@
 
 `table` matches the cases two suites share and compares each (B over A: fit and predict
 time with exact intervals from the repeats, the main quality metric) and lists what
-differs between the suites; `ratio` holds the interval; `render` writes the comparison in
+differs between the suites; `render` writes the comparison in
 `mlcompare report`'s formats; `plot` draws B/A per case. Used by `mlcompare compare` and
 by `mlcompare run --compare-to`, which attaches `artifacts` to the new suite's parent run.
 """

@@ -9,9 +9,9 @@ differences instead. A parameter only one side logged (a new release added it) i
 too, and does not keep the cases apart.
 
 For each shared case: B's median fit time over A's, the exact Mann–Whitney interval of
-that factor from both runs' repeats (`ratio.ratio_interval`) and a verdict at the asked
-level; the same for predict time where both runs kept its repeats; and the main quality
-metric of both, with a verdict against a tolerance.
+that factor from both runs' repeats (`measure.stats.ratio_interval`, the speed-up's
+interval) and a verdict at the asked level; the same for predict time where both runs
+kept its repeats; and the main quality metric of both, with a verdict against a tolerance.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ import pandas as pd
 
 from mlcompare.data.cache import human_count
 from mlcompare.measure.quality import DEFAULT_TOLERANCE, HIGHER_IS_BETTER, METRICS, quality_delta
+from mlcompare.measure.stats import ratio_interval
 from mlcompare.records import Status
 from mlcompare.report import results
-from mlcompare.report.versus.ratio import ratio_interval
 
 if TYPE_CHECKING:
     from mlcompare.tracking.stored import StoredRun, StoredSuite
