@@ -36,8 +36,10 @@ def comparison_plot(comparison: SuiteComparison, fail_slower: float | None = Non
         _panel(ax, name, part, fail_slower)
     levels = rows[[f"{name}_level" for name, _, _ in TIMES]].stack().dropna()
     level = f"; bars: exact intervals, {levels.min() * 100:.3g} % or more" if not levels.empty else ""
+    open_ = any(part[f"{name}_low"].isna().any() for name, part in panels)
     fig.suptitle(f"B = {_short(comparison.b)} over A = {_short(comparison.a)}\n"
-                 f"log scale, > 1 is slower{level}; open circles: no repeats kept", fontsize=10)
+                 f"log scale, > 1 is slower{level}" + ("; open circles: no repeats kept" if open_ else ""),
+                 fontsize=10)
     return _png(fig)
 
 

@@ -35,11 +35,12 @@ if TYPE_CHECKING:
 #: Estimator parameters that only say how many threads to use: a setting, not the case.
 THREAD_PARAMS = frozenset({"n_jobs", "nthread", "n_threads", "num_threads", "thread_count"})
 #: Case params that are settings rather than identity: listed when they differ.
-SETTING_PARAMS = ("threads", "dtype", "repeats", "min_time_s", "estimator")
+SETTING_PARAMS = ("threads", "dtype", "repeats", "rounds", "min_time_s", "estimator")
 #: Case tags that say what ran (listed when they differ).
 SETTING_TAGS = ("library_version", "threadpools", "ran_on")
 #: The suite's own params and tags compared first: the machine, the versions, the settings.
-SUITE_PARAMS = ("suite_threads", "suite_repeats", "suite_min_time_s", "suite_timeout_s", "suite_file_sha256")
+SUITE_PARAMS = ("suite_threads", "suite_thread_sweep", "suite_repeats", "suite_rounds", "suite_min_time_s",
+                "suite_timeout_s", "suite_file_sha256")
 SUITE_TAG_PREFIXES = ("host.", "version.", "mlcompare.git_")
 
 #: Timing verdicts. "too few repeats": no interval reaches the asked level; "no repeats kept":
