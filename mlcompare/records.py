@@ -70,6 +70,7 @@ class CaseSpec(TypedDict, total=False):
     host_input: bool  # a GPU estimator that takes numpy arrays only and copies them itself (CatBoost)
     predict_batch_sizes: list[int]  # predict latency by batch size (`measure.latency`)
     predict_latency_budget_s: float
+    progress_path: str  # where the worker marks the start and end of its first fit (set by isolation)
 
 
 class CaseRecord(TypedDict, total=False):
@@ -83,6 +84,7 @@ class CaseRecord(TypedDict, total=False):
     error_type: str
     signal: str
     stderr_tail: str
+    first_fit_unfinished_s: float  # timed out in its first fit, which had run this long
     # measured in the case's process
     metrics: dict[str, float]
     fit_times: list[float]

@@ -61,6 +61,11 @@ def name_list_or_empty(text: str) -> list[str] | None:
     return names or None
 
 
+def name_or_empty(text: str) -> str | None:
+    """A suite (run id or name); empty means none, as MLproject passes it."""
+    return text.strip() or None
+
+
 def address_or_empty(text: str) -> str | None:
     """A Dask scheduler address; empty means none (run here), as MLproject passes it."""
     text = text.strip()
@@ -108,7 +113,8 @@ def add_selection(parser: argparse.ArgumentParser, experiment_required: bool = T
                         help="per-case time limit; the worker is killed and the case FAILED with "
                              "reason timeout (overrides the file's timeout_s)")
     parser.add_argument("--threads", type=positive_int_or_empty, default=None,
-                        help="CPU threads for every CPU implementation (default: the file's, else all physical cores)")
+                        help="CPU threads for every CPU implementation, instead of the file's threads or thread sweep "
+                             "(default: the file's, else all physical cores)")
     parser.add_argument("--rounds", type=positive_int_or_empty, default=None,
                         help="run each case in this many fresh processes, in shuffled order, and pool their "
                              "repeats (overrides the file's rounds)")
@@ -134,8 +140,9 @@ def experiment_from_args(args: argparse.Namespace):
     experiment = load_experiment(args.experiment, repeats=args.repeats, implementations=args.implementations,
                                  timeout_s=args.timeout, pairing_paths=args.pairings,
                                  allow_modules=args.allow_module, rounds=args.rounds)
-    if args.threads is not None:
+    if args.threads is not None:  # one count for every CPU case, a sweep in the file included
         experiment.threads = args.threads
+        experiment.thread_sweep = ()
     if args.min_time is not None:
         experiment.min_time_s = args.min_time
     if args.cost_per_hour:

@@ -12,7 +12,7 @@ import functools
 import hashlib
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -63,11 +63,12 @@ class Case:
     implementation: Implementation
     dataset: DatasetSpec
     shared_point: Point = ()  # swept shared params at this case (the baseline follows them)
-    impl_point: Point = ()  # swept params of this implementation only
+    impl_point: Point = ()  # swept params of this implementation only (and its swept thread count)
+    threads: int | None = None  # a point of the experiment's thread sweep; None: the experiment's threads
 
     @property
     def is_baseline(self) -> bool:
-        return self.implementation.name == self.pairing.baseline
+        return self.implementation.name == self.pairing.baseline and self.threads is None
 
     @property
     def group(self) -> tuple[str, str, Point]:
@@ -93,7 +94,7 @@ class Experiment:
     repeats: int
     timeout_s: float
     min_time_s: float
-    threads: int | None  # None: every physical core
+    threads: int | None  # None: every physical core; with a thread sweep, the baseline's
     system_metrics: bool
     datasets: list[DatasetSpec]
     pairings: list[Pairing]
@@ -105,6 +106,7 @@ class Experiment:
     cost_per_hour: dict[str, float] = field(default_factory=dict)  # device -> USD per hour of its machine
     predict_batch_sizes: list[int] = field(default_factory=list)  # predict latency by batch: rows per call
     predict_latency_budget_s: float = 1.0  # seconds of timed calls per batch size (at least MIN_CALLS)
+    thread_sweep: tuple[int, ...] = ()  # `threads: [1, 2, 4]`: each CPU implementation at each count
 
     def __post_init__(self) -> None:
         # `pairings` is the source of truth (code may replace it): keep a selection (its
@@ -124,9 +126,18 @@ class Experiment:
                     impls = [impl for impl in pairing.implementations.values() if self._selected(impl)]
                     impls.sort(key=lambda impl: impl.name != pairing.baseline)
                     for impl in impls:
-                        out.extend(Case(pairing, variant, spec, shared_point, impl_point)
-                                   for impl_point, variant in sel.implementation_variants(impl))
+                        for impl_point, variant in sel.implementation_variants(impl):
+                            out.extend(self._thread_points(Case(pairing, variant, spec, shared_point, impl_point)))
         return out
+
+    def _thread_points(self, case: Case) -> list[Case]:
+        """A CPU case at each count of the thread sweep, as a point of its own sweep; the
+        baseline also once at the experiment's threads, the one every case is compared with."""
+        impl = case.implementation
+        if not self.thread_sweep or impl.device != "cpu" or impl.distributed:
+            return [case]
+        swept = [replace(case, impl_point=case.impl_point + (("threads", t),), threads=t) for t in self.thread_sweep]
+        return [case, *swept] if case.is_baseline else swept
 
     def _selected(self, impl: Implementation) -> bool:
         return self.implementations is None or bool({impl.name, impl.library} & set(self.implementations))
@@ -292,7 +303,10 @@ class ExperimentModel(fields.Strict):
     timeout_s: Timeout = Field(3600.0, description="seconds a case may take before it is stopped")
     min_time_s: fields.Number(0.0) = Field(0.0, description="keep timing warm fits until they add up to at "
                                            "least this many seconds")
-    threads: fields.Int(1) = fields.optional("CPU threads each case may use (default: every physical core)")
+    threads: fields.IntOrList(1) = fields.optional("CPU threads each case may use (default: every physical core); "
+                                                   "a list sweeps the CPU implementations over these counts")
+    baseline_threads: fields.Int(1) = fields.optional("with a list of threads: the baseline's threads, the run "
+                                                      "every case is compared with (default: every physical core)")
     system_metrics: fields.Bool = Field(False, description="record MLflow system metrics (CPU, memory, GPU)")
     datasets: fields.checked(list[DatasetEntry], _dataset_list, minItems=1) = Field(
         description="synthetic data ({generator: ...}), dataset cards ({dataset: ...}) or your own files "
@@ -372,17 +386,19 @@ def load_experiment(path: str | Path, repeats: int | None = None,
                                  f"{iname!r} matches no implementation of the selected pairings "
                                  f"(known: {', '.join(sorted(known))})")
 
+    threads, thread_sweep = _threads(model, source)
     file_repeats = model.repeats if repeats is None else fields.validate(Repeats, repeats, "--repeats")
     timeout_s = model.timeout_s if timeout_s is None else fields.validate(Timeout, timeout_s, "--timeout")
     rounds = model.rounds if rounds is None else fields.validate(Rounds, rounds, "--rounds")
     experiment = Experiment(name=model.name, source=source, sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
                             repeats=file_repeats, timeout_s=timeout_s, min_time_s=model.min_time_s,
-                            threads=model.threads, system_metrics=model.system_metrics, datasets=datasets,
+                            threads=threads, system_metrics=model.system_metrics, datasets=datasets,
                             pairings=pairings, implementations=impl_names, raw=data, selections=selections,
                             allowed_modules=allowed, rounds=rounds,
                             cost_per_hour=model.cost_per_hour.prices() if model.cost_per_hour else {},
                             predict_batch_sizes=list(model.predict_batch_sizes or []),
-                            predict_latency_budget_s=model.predict_latency_budget_s)
+                            predict_latency_budget_s=model.predict_latency_budget_s,
+                            thread_sweep=thread_sweep)
     if not experiment.cases():
         raise InputError(source, "implementations", "selects no case to run")
     _check_batch_sizes(experiment)
@@ -409,6 +425,19 @@ def _check_batch_sizes(experiment: Experiment) -> None:
         if batch > largest:
             raise InputError(experiment.source, f"predict_batch_sizes[{i}]", f"{batch} rows per call, but the "
                              f"largest test split of this experiment has {largest} rows")
+
+
+def _threads(model: ExperimentModel, source: str) -> tuple[int | None, tuple[int, ...]]:
+    """(the threads of every CPU case, or of the baseline under a sweep; the sweep's counts)."""
+    counts = model.threads or []
+    if len(counts) != len(set(counts)):
+        raise InputError(source, "threads", f"a thread count is listed twice: {counts}")
+    if len(counts) > 1:
+        return model.baseline_threads, tuple(counts)
+    if model.baseline_threads is not None:
+        raise InputError(source, "baseline_threads", "only with a list of threads (a thread sweep); "
+                         "otherwise every CPU case runs with `threads`")
+    return (counts[0] if counts else None), ()
 
 
 def _dataset_specs(entry: DataEntry, raw: dict, model: ExperimentModel, source: str, cards: Any) -> list[DatasetSpec]:

@@ -82,8 +82,11 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     tree = cluster is not None and cluster.local  # a local cluster's workers are this process's children
     # this process's own device memory (never the device-wide figure): see device.gpu_memory_meter
     gpu_meter = device.gpu_memory_meter(spec["library"]) if sync else contextlib.nullcontext()
+    # marked for the suite, which reads how long the first fit ran if it has to stop this process
+    timing.mark(spec.get("progress_path"), timing.FIRST_FIT)
     with profile as accel_report, memory.FitMemory(children=tree) as host_peak, gpu_meter as gpu_memory:
         _, cold = timing.timed(fitter(data), sync)
+    timing.mark(spec.get("progress_path"), timing.AFTER_FIRST_FIT)
     gpu_mb = gpu_memory.peak_mb if gpu_memory is not None else None
     # 3. warm fits from a fresh estimator each, data already where the library computes; the
     # energy counters (NVML for GPU cases, RAPL for CPU ones) are read before and after them

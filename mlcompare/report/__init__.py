@@ -38,7 +38,7 @@ class SuiteReport:
 
 def suite_report(suite: StoredSuite) -> SuiteReport:
     """The parent run's table (CSV, Markdown, HTML, `log_table`), plots, break-evens and description."""
-    from mlcompare.report import breakeven, latency, plots
+    from mlcompare.report import breakeven, latency, plots, threadcurve
 
     comparison = compare([suite])
     images = plots.render_all(comparison.cases, comparison.break_evens)
@@ -48,5 +48,6 @@ def suite_report(suite: StoredSuite) -> SuiteReport:
                **{f"plots/{name}": png for name, png in images.items()}},
         tables={"comparison_table.json": comparison.table},
         metrics={**breakeven.as_metrics(comparison.break_evens),
-                 **latency.as_metrics(latency.crossings(comparison.cases))},
+                 **latency.as_metrics(latency.crossings(comparison.cases)),
+                 **threadcurve.as_metrics(comparison.threads_worth)},
         description=description(comparison))

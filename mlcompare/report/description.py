@@ -53,6 +53,10 @@ def description(comparison: Comparison) -> str:
             lines.append(f"- {pairing} · {impl} vs {first['baseline']} on {results.group_label(where, shared)}: "
                          f"{sizes}")
         lines.append("")
+    for r in cases[cases["speedup_fit_lower_bound"].notna()].itertuples():
+        lines.append(f"- {r.pairing} · {r.impl_label} on {results.group_label(r.dataset_label, r.sweep_shared)}: "
+                     f"**≥ {r.speedup_fit_lower_bound:.3g}×** vs {r.baseline} (its time limit stopped the baseline "
+                     f"in its first fit)")
     for b in comparison.break_evens:
         lines.append(f"- break-even: {b.pairing} · {b.impl_label} beats {b.baseline} from about "
                      f"{rows_text(b.rows)} rows ({break_even_data(b)})")
@@ -61,6 +65,7 @@ def description(comparison: Comparison) -> str:
     found = latency.crossings(cases)
     lines += [f"- {line}" for pairing in dict.fromkeys(c.pairing for c in found)
               for line in latency.crossing_lines(found, pairing)]
+    lines += [f"- threads: {w.text()}" for w in comparison.threads_worth]
     skipped = cases[cases["status"] == Status.SKIPPED]
     if not skipped.empty:
         reasons = dict.fromkeys(f"{r.implementation}: {r.note}" for r in skipped.itertuples())

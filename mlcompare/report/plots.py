@@ -265,6 +265,72 @@ def latency_vs_batch(cases: pd.DataFrame) -> bytes:
     return _png(fig)
 
 
+def time_vs_threads(cases: pd.DataFrame) -> bytes:
+    """Fit time against CPU threads (a thread sweep): a panel per suite × pairing × dataset ×
+    size × shared point, a line per CPU implementation, the cases not swept (GPU ones, the
+    baseline at the experiment's threads) as dashed horizontal references; a diamond on the
+    baseline's curve where it would match a reference (`threadcurve`)."""
+    from mlcompare.report.threadcurve import GROUP, group_worth
+
+    data = _ran(cases)
+    several = data["suite_run_id"].nunique() > 1
+    panels = []
+    for _, part in data.groupby(GROUP, sort=False, dropna=False):
+        if part["threads_swept"].notna().any():
+            first = part.iloc[0]
+            where = f" · {first['suite_label'].split(' ', 1)[0]}" if several else ""
+            panels.append((f"{first['pairing']} · {group_label(first['dataset_label'], first['sweep_shared'])}{where}",
+                           part))
+    fig, axes = _panels(len(panels))
+    if not panels:
+        return _empty(fig, axes[0], "no thread sweep ran (threads: [1, 2, 4, ...] in the experiment)")
+    for ax, (title, part) in zip(axes, panels):
+        _threads_panel(ax, part, [w for w in group_worth(part) if w.relation == "="])
+        ax.set_title(title, fontsize=9)
+    fig.suptitle("Fit time against CPU threads\n(log-log; dashed: not swept; ◆: where the baseline matches one)",
+                 fontsize=10)
+    return _png(fig)
+
+
+def _threads_panel(ax, part: pd.DataFrame, worth: list) -> None:
+    import matplotlib
+    from matplotlib.ticker import NullLocator
+
+    colours = matplotlib.colormaps["tab10"]
+    swept = part[part["threads_swept"].notna()]
+    lines = list(swept.groupby("implementation", sort=False))
+    for index, (impl, line) in enumerate(lines):
+        line = line.sort_values("threads_swept", kind="stable")
+        x = line["threads_swept"].astype(float).to_numpy()
+        y = line["fit_time_s"].to_numpy(dtype=float)
+        ax.plot(x, y, marker=_MARKERS[index % len(_MARKERS)], color=colours(index % 10), label=impl)
+        low, high = line["fit_ci_low_s"].to_numpy(dtype=float), line["fit_ci_high_s"].to_numpy(dtype=float)
+        has = ~(pd.isna(low) | pd.isna(high))
+        if has.any():
+            err = [(y[has] - low[has]).clip(min=0), (high[has] - y[has]).clip(min=0)]
+            ax.errorbar(x[has], y[has], yerr=err, fmt="none", ecolor=colours(index % 10), capsize=3, lw=1)
+    references = part[part["threads_swept"].isna()]
+    for index, r in enumerate(references.itertuples(), start=len(lines)):
+        threads = f", {r.threads} threads" if not pd.isna(r.threads) else ""
+        ax.axhline(r.fit_time_s, color=colours(index % 10), ls="--", lw=1.2,
+                   label=f"{r.impl_label} ({r.device}{threads})")
+    for w in worth:
+        if w.impl_label in set(references["impl_label"]):
+            ax.plot([w.threads], [w.fit_time_s], marker="D", color="black", ms=5)
+            ax.annotate(f"{w.threads:.2g}", (w.threads, w.fit_time_s), xytext=(4, 4), textcoords="offset points",
+                        fontsize=7)
+    counts = sorted({int(t) for t in swept["threads_swept"]})
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(counts, [str(t) for t in counts])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlim(counts[0] / 1.5, counts[-1] * 1.5)
+    _log(ax, x=False, y=True)
+    ax.set_xlabel("CPU threads (log2 scale)")
+    ax.set_ylabel("fit time (s, median; bars: CI)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+
+
 def pareto_front(times: list[float], qualities: list[float], higher_is_better: bool = True) -> list[bool]:
     """For each point, whether no other point is at least as fast and as good, and better in one."""
     sign = 1 if higher_is_better else -1
@@ -373,5 +439,6 @@ PLOTS: dict[str, Callable[[pd.DataFrame, list[BreakEven]], bytes]] = {
     "cold_vs_warm.png": lambda cases, found: cold_vs_warm(cases),
     "time_vs_workers.png": lambda cases, found: time_vs_workers(cases),
     "latency_vs_batch.png": lambda cases, found: latency_vs_batch(cases),
+    "time_vs_threads.png": lambda cases, found: time_vs_threads(cases),
 }
 NAMES = tuple(PLOTS)

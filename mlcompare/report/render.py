@@ -45,6 +45,9 @@ def legend(comparison: Comparison) -> str:
             "fit time over this one's [interval, and its coverage]; noisy: the repeats or the machine's load "
             "say the timing is unsteady; quality: the pairing's main metric; parity: whether that metric "
             "kept up with the baseline.")
+    if comparison.cases["speedup_fit_lower_bound"].notna().any():
+        text += (" ≥ N×: the baseline's time limit stopped it in its first fit, which had run N times this one's "
+                 "fit.")
     if comparison.cases["fit_cost_ratio"].notna().any():
         text += (" cost ratio: this fit's cost over the baseline's, each fit time priced at its machine's "
                  "cost_per_hour (below 1: cheaper; a GPU 10× faster at 19× the price is 1.9).")

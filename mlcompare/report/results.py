@@ -27,22 +27,23 @@ CASE_METRICS = ("fit_time_s", "fit_time_min_s", "fit_time_iqr_s", "fit_time_cv",
                 "speedup_fit_ci_low", "speedup_fit_ci_high", "speedup_fit_ci_level", "quality_delta",
                 "prediction_agreement", "peak_host_memory_mb", "fit_peak_host_memory_mb", "fit_time_rounds_cv",
                 "fit_cost_usd", "fit_cost_ratio", "end_to_end_cost_usd", "predict_cost_usd_per_1k_rows",
-                "fit_energy_j")
+                "fit_energy_j", "speedup_fit_lower_bound")
 _QUALITY_ORDER = tuple(m for metrics in TASK_METRICS.values() for m in metrics)
 
 #: Params copied as text, "" where a run has none (runs without a sweep, older stores).
 #: `sweep_shared` is the part of a sweep point the baseline follows (its own comparison
 #: group), `sweep_own` an implementation's own point (compared with the same baseline).
 TEXT_PARAMS = ("sweep", "sweep_shared", "sweep_own", "dask_cluster")
-#: Params read as nullable integers (missing: <NA>); logged by distributed implementations.
-INT_PARAMS = ("dask_workers", "dask_threads_per_worker")
+#: Params read as nullable integers (missing: <NA>); logged by distributed implementations,
+#: and by CPU implementations (`threads`; GPU ones log "library default", read as <NA>).
+INT_PARAMS = ("dask_workers", "dask_threads_per_worker", "threads")
 
 COLUMNS = ("suite_run_id", "suite", "suite_label", "host", "run_id", "run_name", "pairing", "implementation",
            "impl_label", "library", "device", "dataset", "n_samples", "n_features", "dataset_label", "baseline",
            "is_baseline", "status", "note", "main_metric", "higher_is_better", "quality", "parity",
            "training_rows", "timing_stability",
-           "repeats_done", "fit_ci_low_s", "fit_ci_high_s", "fit_ci_level", "latency") + TEXT_PARAMS + INT_PARAMS \
-    + CASE_METRICS
+           "repeats_done", "fit_ci_low_s", "fit_ci_high_s", "fit_ci_level", "latency", "threads_swept") + TEXT_PARAMS \
+    + INT_PARAMS + CASE_METRICS
 #: Predict latency by batch size, as logged by `mlcompare.measure.latency`.
 _LATENCY_METRIC = re.compile(r"^predict_latency_(p50|p99)_ms_b(\d+)$")
 
@@ -56,7 +57,7 @@ def case_frame(suites: list[StoredSuite]) -> pd.DataFrame:
         for run in suite.cases:
             rows.append(_case_row(suite, label, host, run))
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
-    for column in ("n_samples", "n_features", "training_rows") + INT_PARAMS:
+    for column in ("n_samples", "n_features", "training_rows", "threads_swept") + INT_PARAMS:
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
     return frame
 
@@ -71,7 +72,8 @@ def _case_row(suite: StoredSuite, label: str, host: str, run: StoredRun) -> dict
     # column-major data (a layout sweep) is a comparison group of its own
     layout = " F-order" if p.get("order") == "F" else ""
     dataset = f"{p.get('dataset')}{layout}" if layout else p.get("dataset")
-    is_baseline = p.get("implementation") == t.get("baseline")
+    # the baseline implementation at a point of a thread sweep is a case like any other
+    is_baseline = p.get("implementation") == t.get("baseline") and not p.get("sweep_own")
     row = {
         "suite_run_id": suite.run.run_id, "suite": suite.run.params.get("suite_name", suite.run.name),
         "suite_label": label, "host": host, "run_id": run.run_id, "run_name": run.name,
@@ -89,6 +91,7 @@ def _case_row(suite: StoredSuite, label: str, host: str, run: StoredRun) -> dict
         "timing_stability": t.get("timing_stability", ""),
         "repeats_done": len(repeats), "fit_ci_low_s": low, "fit_ci_high_s": high, "fit_ci_level": level,
         "latency": latency_by_batch(m),
+        "threads_swept": _int(p.get("sweep.threads")),
         **{k: p.get(k, "") for k in TEXT_PARAMS}, **{k: _int(p.get(k)) for k in INT_PARAMS},
         **{k: m.get(k, math.nan) for k in CASE_METRICS},
     }

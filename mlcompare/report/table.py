@@ -17,14 +17,15 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from mlcompare.records import Status
-from mlcompare.report import breakeven, costs, latency, results
+from mlcompare.report import breakeven, costs, latency, results, threadcurve
 
 if TYPE_CHECKING:
     from mlcompare.tracking.stored import StoredSuite
 
 #: Per implementation, the comparison table's columns (CSV and `log_table`).
 FIELDS = ("status", "fit_time_s", "fit_ci_low_s", "fit_ci_high_s", "speedup_fit", "speedup_fit_ci_low",
-          "speedup_fit_ci_high", "fit_cost_usd", "fit_cost_ratio", "quality", "parity", "note")
+          "speedup_fit_ci_high", "speedup_fit_lower_bound", "fit_cost_usd", "fit_cost_ratio",
+          "quality", "parity", "note")
 _ROW_KEYS = ["suite", "suite_run_id", "host", "pairing", "dataset", "n_samples", "n_features", "main_metric"]
 
 @dataclass
@@ -35,6 +36,7 @@ class Comparison:
     cases: pd.DataFrame
     break_evens: list[breakeven.BreakEven]
     table: pd.DataFrame = field(init=False)
+    threads_worth: list[threadcurve.ThreadsWorth] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.table = comparison_table(self.cases)
@@ -42,7 +44,7 @@ class Comparison:
 
 def compare(suites: list[StoredSuite]) -> Comparison:
     cases = results.case_frame(suites)
-    return Comparison(suites, cases, breakeven.break_evens(cases))
+    return Comparison(suites, cases, breakeven.break_evens(cases), threadcurve.threads_worth(cases))
 
 
 def comparison_table(cases: pd.DataFrame) -> pd.DataFrame:
@@ -127,6 +129,8 @@ def _fit_cell(r: dict | None) -> str:
 
 
 def _speedup_cell(r: dict | None) -> str:
+    if r is not None and r["status"] == Status.OK and not pd.isna(r["speedup_fit_lower_bound"]):
+        return f"≥ {r['speedup_fit_lower_bound']:.3g}×"  # the baseline timed out in its first fit
     if r is None or r["status"] != Status.OK or pd.isna(r["speedup_fit"]):
         return ""
     text = f"{r['speedup_fit']:.3g}×"
@@ -221,8 +225,17 @@ def sections(comparison: Comparison):
         part = comparison.cases[comparison.cases["pairing"] == pairing]
         part = part.sort_values(["dataset", "n_features", "n_samples", "suite_label"], kind="stable")
         evens = (_break_even_lines(comparison, pairing) + worker_lines(part) + costs.cheapest_lines(part)
-                 + latency.crossing_lines(latency.crossings(part), pairing))
+                 + latency.crossing_lines(latency.crossings(part), pairing)
+                 + [w.text() + _suite_of(comparison, w.suite_run_id) for w in comparison.threads_worth
+                    if w.pairing == pairing])
         yield pairing, _pairing_cells(part, several), _notes(part), evens
+
+
+def _suite_of(comparison: Comparison, suite_run_id: str) -> str:
+    if len(comparison.suites) < 2:
+        return ""
+    labels = dict(zip(comparison.cases["suite_run_id"], comparison.cases["suite_label"]))
+    return f" ({labels.get(suite_run_id, suite_run_id)})"
 
 
 def suite_headers(comparison: Comparison) -> list[list[str]]:

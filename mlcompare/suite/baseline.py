@@ -77,3 +77,14 @@ def _same(a: str, b: str) -> bool:
     except ValueError:
         return False
     return math.isclose(x, y, rel_tol=1e-6, abs_tol=1e-12)
+
+
+def lower_bound(record: CaseRecord, baseline: CaseRecord) -> dict[str, float]:
+    """The case against a baseline its time limit stopped in its first fit.
+
+    That fit had run `first_fit_unfinished_s` seconds: the baseline needs at least that for
+    one fit, so its fit speed-up is at least that over this case's median warm fit (taking a
+    warm fit of the baseline to be no faster than its first, as for CPU libraries).
+    """
+    at_least = baseline["first_fit_unfinished_s"]
+    return {"baseline_fit_at_least_s": at_least, "speedup_fit_lower_bound": at_least / record["metrics"]["fit_time_s"]}

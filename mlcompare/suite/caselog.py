@@ -34,7 +34,7 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
         "dtype": spec.dtype, "order": spec.order, "seed": spec.seed,
         "training_rows": record.get("training_rows") or "unknown",
         "repeats": experiment.repeats, "min_time_s": experiment.min_time_s, "rounds": experiment.rounds,
-        "threads": record.get("threads", threads) if impl.device == "cpu" else "library default",
+        "threads": record.get("threads", case.threads or threads) if impl.device == "cpu" else "library default",
         "input_modes": _input_modes(impl),
         "estimator": impl.estimator,
         **{f"shared.{k}": v for k, v in pairing.params.items()},

@@ -109,7 +109,7 @@ def case_spec(case: Case, experiment: Experiment, threads: int | None, prepared:
     spec = {"estimator": impl.estimator, "library": impl.library, "device": impl.device,
             "params": case.pairing.estimator_params(impl), "task": case.pairing.task,
             "metrics": list(case.pairing.metrics), "repeats": experiment.repeats,
-            "min_time_s": experiment.min_time_s, "threads": threads,
+            "min_time_s": experiment.min_time_s, "threads": case.threads or threads,
             "dataset_dir": str(where), "order": case.dataset.order, "predictions_path": str(predictions_path),
             "accelerator": impl.accelerator, "distributed": impl.distributed, "plugin": case.pairing.plugin,
             "allowed_modules": list(_allowed_for(case, experiment)), "host_input": impl.host_input,

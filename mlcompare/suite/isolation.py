@@ -14,9 +14,11 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import mlcompare
+from mlcompare.measure.timing import FIRST_FIT
 from mlcompare.measure.worker import PARENT_PID_ENV
 from mlcompare.records import CaseRecord, CaseSpec, Failure, Status
 from mlcompare.suite.interrupts import Interrupted, SignalGuard
@@ -32,7 +34,8 @@ def run_isolated(spec: CaseSpec, timeout_s: float, guard: SignalGuard | None = N
     guard = guard or SignalGuard()  # not installed: never raises
     with tempfile.TemporaryDirectory(prefix="mlcompare-case-") as tmp:
         spec_path, result_path, err_path = (Path(tmp) / n for n in ("spec.json", "result.json", "stderr.txt"))
-        spec_path.write_text(json.dumps(spec))
+        progress_path = Path(tmp) / "progress.txt"
+        spec_path.write_text(json.dumps({**spec, "progress_path": str(progress_path)}))
         env = dict(os.environ)
         package_root = str(Path(mlcompare.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
@@ -48,10 +51,11 @@ def run_isolated(spec: CaseSpec, timeout_s: float, guard: SignalGuard | None = N
                 with guard.interruptible():
                     code = proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
+                stopped = time.time()
                 _kill(proc)
                 return {"status": Status.FAILED, "failure": Failure.TIMEOUT,
                         "error": f"timeout: no result after {timeout_s:g} s, worker killed",
-                        "stderr_tail": _tail(err_path)}
+                        "stderr_tail": _tail(err_path), **_unfinished_first_fit(progress_path, stopped)}
             except Interrupted as stop:
                 _kill(proc)
                 return {"status": Status.KILLED, "failure": Failure.INTERRUPTED, "signal": stop.signal_name,
@@ -104,6 +108,18 @@ def _kill(proc: subprocess.Popen) -> None:
     except ProcessLookupError:
         pass
     proc.wait()
+
+
+def _unfinished_first_fit(progress: Path, stopped: float) -> dict[str, float]:
+    """{'first_fit_unfinished_s': seconds} when the worker was stopped inside its first fit
+    (its last mark, `timing.FIRST_FIT`), else nothing."""
+    try:
+        last = progress.read_text(encoding="utf-8").split("\n")[-2].split()
+    except (OSError, IndexError):
+        return {}
+    if len(last) != 2 or last[0] != FIRST_FIT:
+        return {}
+    return {"first_fit_unfinished_s": max(0.0, stopped - float(last[1]))}
 
 
 def _tail(path: Path) -> str:

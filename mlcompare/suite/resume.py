@@ -30,16 +30,18 @@ def experiment_fingerprint(experiment: Experiment, host: dict[str, str], threads
     why a GPU is missing, which is worded differently from one run to the next); `threads`
     is what the suite's CPU cases use (default: the experiment's own field)."""
     gpus = host.get("host.gpu", "") if host.get("host.gpu_count", "0") != "0" else "none"
+    sweep = {"thread_sweep": list(experiment.thread_sweep)} if experiment.thread_sweep else {}
     software = {k: v for k, v in host.items() if k.startswith("version.") or k.startswith("mlcompare.git_")}
     return _digest({"file_sha256": experiment.sha256, "repeats": experiment.repeats, "rounds": experiment.rounds,
                     "threads": threads if threads is not None else experiment.threads,
                     "min_time_s": experiment.min_time_s,
                     "cpu": host.get("host.cpu_model", ""), "cores": host.get("host.cpu_physical_cores", ""),
-                    "cpus_usable": host.get("host.cpus_usable", ""), "gpus": gpus, **software})
+                    "cpus_usable": host.get("host.cpus_usable", ""), "gpus": gpus, **software, **sweep})
 
 
 def case_fingerprint(case: Case, experiment_fp: str) -> str:
     impl = case.implementation
     return _digest({"experiment": experiment_fp, "pairing": case.pairing.name, "implementation": impl.name,
                     "estimator": impl.estimator, "device": impl.device,
-                    "params": case.pairing.estimator_params(impl), "dataset": case.dataset.fingerprint()})
+                    "params": case.pairing.estimator_params(impl), "dataset": case.dataset.fingerprint(),
+                    **({"threads": case.threads} if case.threads is not None else {})})

@@ -26,7 +26,7 @@ from mlcompare.measure.threads import default_threads
 from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG, CaseRecord, Status
 from mlcompare.suite import host as sysinfo
 from mlcompare.suite import resume as resume_keys
-from mlcompare.suite.baseline import compare
+from mlcompare.suite.baseline import compare, lower_bound
 from mlcompare.suite.caselog import log_case
 from mlcompare.suite.cases import base_record, case_spec, prepare_datasets, reused_record, run_here
 from mlcompare.suite.cost import case_costs
@@ -86,7 +86,9 @@ def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], N
                 "suite_file_sha256": experiment.sha256, "suite_repeats": experiment.repeats,
                 "suite_min_time_s": experiment.min_time_s, "suite_rounds": experiment.rounds,
                 "suite_threads": threads if cluster is None else experiment.threads or "each worker's cores",
-                "suite_cases": len(cases), "suite_timeout_s": experiment.timeout_s, "suite_resume": resume},
+                "suite_cases": len(cases), "suite_timeout_s": experiment.timeout_s, "suite_resume": resume,
+                **({"suite_thread_sweep": ",".join(map(str, experiment.thread_sweep))} if experiment.thread_sweep
+                   else {})},
         tags={"mlcompare.kind": "suite", EXPERIMENT_FINGERPRINT_TAG: experiment_fp, **fingerprint, **spread_tags,
               **owner_tags()},
         system_metrics=experiment.system_metrics)
@@ -97,6 +99,7 @@ def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], N
     started = time.perf_counter()
     cpus = sysinfo.usable_cpus()
     baselines: dict[tuple, CaseRecord] = {}
+    timed_out: dict[tuple, CaseRecord] = {}  # baselines stopped in their first fit by the time limit
     held: dict[tuple, list[tuple[int, CaseRecord]]] = {}
 
     def accept(index: int, record: CaseRecord) -> bool:
@@ -105,6 +108,8 @@ def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], N
         case_fp = resume_keys.case_fingerprint(case, experiment_fp)
         if record["status"] == Status.OK and case.is_baseline:
             baselines[case.group] = record
+        elif case.is_baseline and record.get("first_fit_unfinished_s"):
+            timed_out[case.group] = record
         if "reused_from" not in record:
             if record["status"] == Status.OK:  # priced before the comparison: the cost ratio needs both
                 record["metrics"].update(case_costs(case.implementation.device, record, experiment.cost_per_hour))
@@ -113,6 +118,8 @@ def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], N
                 record["metrics"].update(compare(case, record, baseline))
                 if baseline.get("worker_host", record.get("worker_host")) != record.get("worker_host"):
                     record["baseline_host"] = baseline["worker_host"]  # a speed-up across two machines
+            elif record["status"] == Status.OK and case.group in timed_out:
+                record["metrics"].update(lower_bound(record, timed_out[case.group]))
             keys = {EXPERIMENT_FINGERPRINT_TAG: experiment_fp, CASE_FINGERPRINT_TAG: case_fp}
             host = record.get("worker_fingerprint") or fingerprint  # where the case really ran
             if record["status"] == Status.OK:
@@ -336,6 +343,8 @@ def _summary(record: CaseRecord) -> str:
         return f"FAILED ({record['error']})"
     m = record["metrics"]
     speed = f", speed-up {m['speedup_fit']:.2f}x" if "speedup_fit" in m else ""
+    if "speedup_fit_lower_bound" in m:
+        speed = f", speed-up at least {m['speedup_fit_lower_bound']:.3g}x (the baseline timed out)"
     if "speedup_fit_ci_low" in m:
         speed += f" [{m['speedup_fit_ci_low']:.2f}, {m['speedup_fit_ci_high']:.2f}] {m['speedup_fit_ci_level']:.0%}"
     main = record["main_metric"]
