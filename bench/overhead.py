@@ -21,9 +21,10 @@ inside one run mean anything):
    the case-side timestamps come from a `sitecustomize` put on the case processes'
    PYTHONPATH, which wraps the case function without changing any of its code.
 2. `bare` — recorded against bare: for sklearn KMeans, sklearn LinearRegression and XGBoost
-   (cpu), the suite's recorded `fit_time_s` against a bare loop of the same fits on the same
-   cached arrays in this process. Rounds alternate suite and bare loop. The median ratio
-   should be within 1.00 ± 0.03.
+   (cpu), the suite's recorded `fit_time_s` and `predict_time_s` (a case process, repeats,
+   device sync, the predictions brought to the host) against a bare loop of the same fits
+   and predicts on the same cached arrays in this process. Rounds alternate suite and bare
+   loop. The median ratio should be within 1.00 ± 0.03 for each phase.
 3. `logging` — logging 1,000 cases' params, metrics and tags into a fresh SQLite store.
 
 Run:  .venv/bin/python bench/overhead.py [--parts quick,bare,logging] [--tree PATH] [--rounds 3]
@@ -55,6 +56,7 @@ pairings: [kmeans, linear_regression, gradient_boosting]
 implementations: [sklearn, xgboost_cpu]
 """
 MEASURED = {("kmeans", "sklearn"), ("linear_regression", "sklearn"), ("gradient_boosting", "xgboost_cpu")}
+PHASES = ("fit", "predict")
 
 #: Put on the case processes' PYTHONPATH: wraps `run_case` as soon as its module is imported
 #: (in a fresh worker, or in the warm worker before it forks) and appends `pid begin end`
@@ -264,8 +266,8 @@ def print_quick(s: dict) -> None:
         print(f"     {total:6.2f} s  {name} ({kind}; model {model:.2f} s): {', '.join(f'{x:.2f}' for x in stages)}")
 
 
-def bare_fit_times(case, threads: int, repeats: int) -> list[float]:
-    """The same fits as the suite's, on the same cached arrays, with nothing around them."""
+def bare_times(case, threads: int, repeats: int) -> tuple[list[float], list[float]]:
+    """The same fits and predicts as the suite's, on the same cached arrays, with nothing around them."""
     from threadpoolctl import threadpool_limits
 
     from mlcompare.config.imports import import_estimator
@@ -276,18 +278,24 @@ def bare_fit_times(case, threads: int, repeats: int) -> list[float]:
     cls = import_estimator(case.implementation.estimator)
     params = with_threads(cls, case.pairing.estimator_params(case.implementation), threads)
     args = (arrays["X_train"],) if case.pairing.task == "clustering" else (arrays["X_train"], arrays["y_train"])
-    times = []
+    fits, predicts = [], []
     with threadpool_limits(limits=threads):
-        cls(**params).fit(*args)  # warm-up, as the suite's cold fit
+        model = cls(**params).fit(*args)  # warm-up, as the suite's cold fit
         for _ in range(repeats):
             start = time.perf_counter()
-            cls(**params).fit(*args)
-            times.append(time.perf_counter() - start)
-    return times
+            model = cls(**params).fit(*args)
+            fits.append(time.perf_counter() - start)
+        model.predict(arrays["X_test"])  # warm-up, as the suite's first predict
+        for _ in range(repeats):
+            start = time.perf_counter()
+            model.predict(arrays["X_test"])
+            predicts.append(time.perf_counter() - start)
+    return fits, predicts
 
 
-def recorded_vs_bare(rounds: int, work: Path) -> dict[tuple[str, str], list[float]]:
-    """Per case and round: a one-case suite and the bare loop back to back, in alternating order."""
+def recorded_vs_bare(rounds: int, work: Path) -> dict[tuple[str, str, str], list[float]]:
+    """Per case, phase (fit, predict) and round: a one-case suite and the bare loop back to
+    back, in alternating order."""
     import dataclasses
 
     from mlcompare.config.experiment import load_experiment
@@ -300,27 +308,29 @@ def recorded_vs_bare(rounds: int, work: Path) -> dict[tuple[str, str], list[floa
     experiment = load_experiment(path)
     threads = default_threads()
     cases = [c for c in experiment.cases() if (c.pairing.name, c.implementation.name) in MEASURED]
-    ratios: dict[tuple[str, str], list[float]] = {k: [] for k in MEASURED}
+    ratios: dict[tuple[str, str, str], list[float]] = {(*k, phase): [] for k in MEASURED for phase in PHASES}
     for round_ in range(1, rounds + 1):
         for case in cases:
-            key = (case.pairing.name, case.implementation.name)
             one = dataclasses.replace(experiment, pairings=[case.pairing], datasets=[case.dataset],
                                       implementations=[case.implementation.name])
 
-            def suite_fit() -> float:
-                outcome = run_suite(one, Recorder("overhead"), say=lambda line: None)
-                return outcome.records[0]["metrics"]["fit_time_s"]
+            def suite() -> dict[str, float]:
+                metrics = run_suite(one, Recorder("overhead"), say=lambda line: None).records[0]["metrics"]
+                return {"fit": metrics["fit_time_s"], "predict": metrics["predict_time_s"]}
 
-            def bare_fit() -> float:
-                return statistics.median(bare_fit_times(case, threads, experiment.repeats))
+            def bare() -> dict[str, float]:
+                fits, predicts = bare_times(case, threads, experiment.repeats)
+                return {"fit": statistics.median(fits), "predict": statistics.median(predicts)}
 
             if round_ % 2:
-                recorded, bare = suite_fit(), bare_fit()
+                recorded, plain = suite(), bare()
             else:
-                bare, recorded = bare_fit(), suite_fit()
-            ratios[key].append(recorded / bare)
-            print(f"  round {round_}: {key[0]:<18} {key[1]:<12} recorded {recorded:.3f} s, "
-                  f"bare {bare:.3f} s, ratio {recorded / bare:.3f}", flush=True)
+                plain, recorded = bare(), suite()
+            for phase in PHASES:
+                key = (case.pairing.name, case.implementation.name, phase)
+                ratios[key].append(recorded[phase] / plain[phase])
+                print(f"  round {round_}: {key[0]:<18} {key[1]:<12} {phase:<7} recorded {recorded[phase]:.4f} s, "
+                      f"bare {plain[phase]:.4f} s, ratio {recorded[phase] / plain[phase]:.3f}", flush=True)
     return ratios
 
 
@@ -373,15 +383,15 @@ def main() -> int:
             print_quick(quick_stages(experiment, work, args.warm))
 
         if "bare" in parts:
-            print(f"2. recorded fit_time_s against a bare loop ({args.rounds} rounds)", flush=True)
+            print(f"2. recorded fit_time_s and predict_time_s against a bare loop ({args.rounds} rounds)", flush=True)
             ratios = recorded_vs_bare(args.rounds, work)
-            all_ratios = [r for values in ratios.values() for r in values]
-            for (pairing, impl), values in sorted(ratios.items()):
-                print(f"   {pairing:<18} {impl:<12} median ratio {statistics.median(values):.3f} "
+            for (pairing, impl, phase), values in sorted(ratios.items()):
+                print(f"   {pairing:<18} {impl:<12} {phase:<7} median ratio {statistics.median(values):.3f} "
                       f"(rounds: {', '.join(f'{v:.3f}' for v in values)})")
-            overall = statistics.median(all_ratios)
-            verdict = "within" if abs(overall - 1) <= 0.03 else "OUTSIDE"
-            print(f"   overall median ratio {overall:.3f}: {verdict} 1.00 ± 0.03")
+            for phase in PHASES:
+                overall = statistics.median([r for (_, _, p), values in ratios.items() if p == phase for r in values])
+                verdict = "within" if abs(overall - 1) <= 0.03 else "OUTSIDE"
+                print(f"   {phase}: overall median ratio {overall:.3f}: {verdict} 1.00 ± 0.03")
 
         if "logging" in parts:
             from mlcompare.tracking.writer import Recorder

@@ -62,9 +62,15 @@ class CaseSpec(TypedDict, total=False):
     dataset_dir: str
     predictions_path: str
     accelerator: str | None
+    accelerator_setup: str  # how the worker installed the accelerator, in words (set in the worker)
+    order: str  # the feature matrices' layout: "C" (row-major) or "F" (column-major)
     distributed: str | None
     plugin: str
     allowed_modules: list[str]
+    host_input: bool  # a GPU estimator that takes numpy arrays only and copies them itself (CatBoost)
+    predict_batch_sizes: list[int]  # predict latency by batch size (`measure.latency`)
+    predict_latency_budget_s: float
+    progress_path: str  # where the worker marks the start and end of its first fit (set by isolation)
 
 
 class CaseRecord(TypedDict, total=False):
@@ -78,11 +84,14 @@ class CaseRecord(TypedDict, total=False):
     error_type: str
     signal: str
     stderr_tail: str
+    first_fit_unfinished_s: float  # timed out in its first fit, which had run this long
     # measured in the case's process
     metrics: dict[str, float]
     fit_times: list[float]
     fit_host_times: list[float]
-    effective_params: dict[str, str]
+    predict_times: list[float]  # the warm predict (or transform) calls
+    effective_params: dict[str, str]  # the estimator's parameters after fit (unset ones as the library used them)
+    memory_method: str  # how fit_peak_host_memory_mb was taken: "high-water mark" or "sampled"
     ran_on: str
     threadpools: str
     library_version: str
@@ -90,6 +99,12 @@ class CaseRecord(TypedDict, total=False):
     cluster: dict[str, Any]
     process: str  # "forked" (from the suite's warm worker) or "fresh" (a new Python process)
     threads: int
+    load_reader: str  # what read the cached dataset: "pyarrow" (host memory) or "cudf" (device memory)
+    gpu_memory_method: str  # how fit_peak_gpu_memory_mb was measured (device.gpu_memory_meter)
+    gpu_clock_reasons: str  # why the GPU's clocks were held down at the case's start and end (NVML)
+    energy_source: str  # what `fit_energy_j` summed (`measure.energy`)
+    energy_unavailable: str  # why there is no `fit_energy_j`
+    latency_note: str  # batch sizes left out of predict latency, and why
     # added by the suite
     pairing: str
     implementation: str
@@ -98,6 +113,8 @@ class CaseRecord(TypedDict, total=False):
     dataset: str
     n_samples: int | None
     n_features: int | None
+    training_rows: int  # rows the fits saw (n_samples less the test split)
+    test_rows: int  # rows each timed predict call scores (the test split)
     baseline: bool
     main_metric: str
     dataset_sha256: str
@@ -105,6 +122,9 @@ class CaseRecord(TypedDict, total=False):
     predictions_path: str
     predictions: Any  # a spread case's predictions on their way back (an array)
     parity: str
+    found_differences: list[str]  # effective parameters and fitted counts that differ from the baseline's
+    timing_stability: str  # "stable" or "noisy: <why>"
+    rounds: int  # processes the case ran in (its repeats pooled)
     baseline_host: str
     worker_host: str
     dask_worker: str

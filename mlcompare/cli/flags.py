@@ -87,6 +87,11 @@ def name_list_or_empty(text: str) -> list[str] | None:
     return names or None
 
 
+def name_or_empty(text: str) -> str | None:
+    """A suite (run id or name); empty means none, as MLproject passes it."""
+    return text.strip() or None
+
+
 def address_or_empty(text: str) -> str | None:
     """A Dask scheduler address; empty means none (run here), as MLproject passes it."""
     text = text.strip()
@@ -95,6 +100,28 @@ def address_or_empty(text: str) -> str | None:
     if "://" not in text:
         raise argparse.ArgumentTypeError(f"expected a scheduler address like tcp://HOST:8786, got {text!r}")
     return text
+
+
+def prices_or_empty(text: str) -> dict[str, float] | None:
+    """--cost-per-hour cpu=0.192,gpu=3.67: US dollars per hour per device; empty means 'as the file says'."""
+    prices: dict[str, float] = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        device, sep, amount = (s.strip() for s in part.partition("="))
+        if not sep or device not in ("cpu", "gpu"):
+            raise argparse.ArgumentTypeError(f"expected cpu=PRICE, gpu=PRICE or both (e.g. cpu=0.192,gpu=3.67), "
+                                             f"got {part!r}")
+        if device in prices:
+            raise argparse.ArgumentTypeError(f"names the {device} price twice")
+        try:
+            value = float(amount)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value <= 0:
+            raise argparse.ArgumentTypeError(f"expected a price per hour > 0 for {device}, got {amount!r}")
+        prices[device] = value
+    return prices or None
 
 
 def add_selection(parser: argparse.ArgumentParser, experiment_required: bool = True) -> None:
@@ -112,12 +139,19 @@ def add_selection(parser: argparse.ArgumentParser, experiment_required: bool = T
                         help="per-case time limit; the worker is killed and the case FAILED with "
                              "reason timeout (overrides the file's timeout_s)")
     parser.add_argument("--threads", type=positive_int_or_empty, default=None,
-                        help="CPU threads for every CPU implementation (default: the file's, else all physical cores)")
+                        help="CPU threads for every CPU implementation, instead of the file's threads or thread sweep "
+                             "(default: the file's, else all physical cores)")
+    parser.add_argument("--rounds", type=positive_int_or_empty, default=None,
+                        help="run each case in this many fresh processes, in shuffled order, and pool their "
+                             "repeats (overrides the file's rounds)")
     parser.add_argument("--min-time", type=min_time_seconds, default=None, metavar="SECONDS",
                         help="keep repeating warm fits until this much fit time is measured")
     parser.add_argument("--no-size-check", dest="size_check", action="store_false",
                         help="run datasets larger than this machine's memory or the dataset cache's free disk "
                              "(refused by default)")
+    parser.add_argument("--cost-per-hour", type=prices_or_empty, default=None, metavar="cpu=USD,gpu=USD",
+                        help="US dollars per hour of the CPU machine and of the GPU box: every case gets its "
+                             "fit cost (replaces the file's cost_per_hour for the devices named)")
 
 
 def add_pairing_flags(parser: argparse.ArgumentParser) -> None:
@@ -134,13 +168,16 @@ def experiment_from_args(args: argparse.Namespace):
 
     experiment = load_experiment(args.experiment, repeats=args.repeats, implementations=args.implementations,
                                  timeout_s=args.timeout, pairing_paths=args.pairings,
-                                 allow_modules=args.allow_module)
-    if args.threads is not None:
+                                 allow_modules=args.allow_module, rounds=args.rounds)
+    if args.threads is not None:  # one count for every CPU case, a sweep in the file included
         experiment.threads = args.threads
+        experiment.thread_sweep = ()
     if args.min_time is not None:
         experiment.min_time_s = args.min_time
     if args.size_check:
         from mlcompare.config.sizes import check_sizes
 
         check_sizes(experiment)
+    if args.cost_per_hour:
+        experiment.cost_per_hour = {**experiment.cost_per_hour, **args.cost_per_hour}
     return experiment

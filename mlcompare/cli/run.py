@@ -6,7 +6,13 @@ import argparse
 import sys
 
 from mlcompare.cli.command import Command, register
-from mlcompare.cli.flags import add_pairing_flags, add_selection, address_or_empty, experiment_from_args
+from mlcompare.cli.flags import (
+    add_pairing_flags,
+    add_selection,
+    address_or_empty,
+    experiment_from_args,
+    name_or_empty,
+)
 from mlcompare.errors import InputError
 from mlcompare.records import Status
 
@@ -38,6 +44,10 @@ class Run(Command):
                             help="start every case in a fresh Python process instead of forking CPU cases "
                                  "from a warm worker that has imported the CPU libraries once (slower: each "
                                  "case imports them again)")
+        parser.add_argument("--compare-to", type=name_or_empty, default=None, metavar="SUITE",
+                            help="when the suite is done, compare it with this earlier suite (a parent run id, or "
+                                 "an experiment or suite name: its latest) and log the comparison table and plot "
+                                 "on the new parent run (see `mlcompare compare`)")
         parser.add_argument("--quiet", action="store_true",
                             help="no progress output (on a terminal: no bar and no summary table; "
                                  "elsewhere: no lines)")
@@ -65,6 +75,11 @@ class Run(Command):
 def _run_suite(args: argparse.Namespace, guard):
     experiment = experiment_from_args(args)
     experiment.system_metrics = experiment.system_metrics or args.system_metrics
+    reference = None
+    if args.compare_to:  # found before anything runs: an unknown suite is bad input
+        from mlcompare.cli.compare import find_reference
+
+        reference = find_reference(args.compare_to)
     # Imported only now: a bad file must not even open the store.
     from mlcompare.suite.cases import prepare_datasets
     from mlcompare.suite.runner import run_suite
@@ -102,8 +117,13 @@ def _run_suite(args: argparse.Namespace, guard):
             with live:
                 outcome = run_suite(experiment, Recorder(experiment.name), progress=live, **suite)
             live.summary()
-            return outcome
-        return run_suite(experiment, Recorder(experiment.name), **suite)
+        else:
+            outcome = run_suite(experiment, Recorder(experiment.name), **suite)
+        if reference is not None:
+            from mlcompare.cli.compare import attach_comparison
+
+            attach_comparison(reference, outcome.parent_run_id, say)
+        return outcome
     finally:
         if cluster is not None:
             cluster.close()

@@ -22,10 +22,30 @@ from mlcompare.data.tables import FORMATS, SKLEARN_LOADERS, TASKS, TableSource
 from mlcompare.errors import InputError
 
 DTYPES = ("float32", "float64")
+#: Memory layouts of the feature matrices: row-major (C) or column-major (F, Fortran's).
+ORDERS = ("C", "F")
 #: numpy's legacy seeding (scikit-learn's random_state) takes 32-bit seeds only.
 MAX_SEED = 2**32 - 1
 
 Dtype = fields.Choice(*DTYPES)
+
+
+def _orders(value: Any) -> list[str]:
+    values = value if isinstance(value, list) else [value]
+    if not values:
+        fields.fail("expected C, F or a list of them, got an empty list")
+    for i, item in enumerate(values):
+        fields.within(f"[{i}]" if isinstance(value, list) else "", lambda v: fields.choice(v, ORDERS), item)
+    twice = [v for i, v in enumerate(values) if v in values[:i]]
+    if twice:
+        fields.fail(f"lists {twice[0]!r} twice")
+    return list(values)
+
+
+#: The layout of the feature matrices every implementation is handed, C or F; a list is a
+#: sweep (each layout a case of its own).
+Order = fields.checked(Annotated[list[Literal[ORDERS]], fields.SchemaKeywords((("minItems", 1),))]
+                       | Literal[ORDERS], _orders)
 Seed = fields.Int(0, MAX_SEED)
 #: Rows of a dataset to use: one size or a list of sizes (each a case).
 Rows = fields.IntOrList(20)
@@ -59,6 +79,9 @@ class DataEntry(fields.Strict):
 
     test_size: fields.Number(0.05, 0.95) = Field(0.25, description="the fraction of rows held out for scoring")
     dtype: Dtype = fields.optional("float type of the features (default: the experiment's dtype)")
+    order: Order = fields.optional("layout of the feature matrices handed to every implementation: C (row-major) "
+                                   "or F (column-major), or a list of both (a case each); default: the "
+                                   "experiment's order")
     seed: Seed = fields.optional("seed of the data and the split (default: the experiment's seed)")
 
 

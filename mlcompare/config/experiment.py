@@ -11,7 +11,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,7 +28,7 @@ from pydantic import (
 )
 
 from mlcompare.config import fields
-from mlcompare.config.cards import DataEntry, Dtype, FileEntry, Rows, Seed, load_cards
+from mlcompare.config.cards import DataEntry, Dtype, FileEntry, Order, Rows, Seed, load_cards
 from mlcompare.config.imports import allowed_modules, is_module_name
 from mlcompare.config.pairing import Implementation, Pairing
 from mlcompare.config.selection import (
@@ -46,6 +47,9 @@ from mlcompare.errors import InputError
 #: More warm fits than this is a typo, not a measurement (and would never finish).
 MAX_REPEATS = 1000
 Repeats = fields.Int(1, MAX_REPEATS)
+#: Fresh processes per case: more is a typo (a suite of a hundred cases would run for days).
+MAX_ROUNDS = 100
+Rounds = fields.Int(1, MAX_ROUNDS)
 Timeout = fields.Number(1)
 #: Every generator's own options, by name (some generators share one).
 OPTIONS = {name: option for g in GENERATORS.values() for name, option in g.options.items()}
@@ -59,11 +63,12 @@ class Case:
     implementation: Implementation
     dataset: DatasetSpec
     shared_point: Point = ()  # swept shared params at this case (the baseline follows them)
-    impl_point: Point = ()  # swept params of this implementation only
+    impl_point: Point = ()  # swept params of this implementation only (and its swept thread count)
+    threads: int | None = None  # a point of the experiment's thread sweep; None: the experiment's threads
 
     @property
     def is_baseline(self) -> bool:
-        return self.implementation.name == self.pairing.baseline
+        return self.implementation.name == self.pairing.baseline and self.threads is None
 
     @property
     def group(self) -> tuple[str, str, Point]:
@@ -89,7 +94,7 @@ class Experiment:
     repeats: int
     timeout_s: float
     min_time_s: float
-    threads: int | None  # None: every physical core
+    threads: int | None  # None: every physical core; with a thread sweep, the baseline's
     system_metrics: bool
     datasets: list[DatasetSpec]
     pairings: list[Pairing]
@@ -98,6 +103,11 @@ class Experiment:
     selections: list[Selection] = field(default_factory=list)
     allowed_modules: tuple[str, ...] = ()  # module prefixes estimators may be imported from
     dataset_entries: list[int] = field(default_factory=list)  # per dataset: its entry in the file's `datasets`
+    rounds: int = 1  # fresh processes per case, in shuffled order, their repeats pooled
+    cost_per_hour: dict[str, float] = field(default_factory=dict)  # device -> USD per hour of its machine
+    predict_batch_sizes: list[int] = field(default_factory=list)  # predict latency by batch: rows per call
+    predict_latency_budget_s: float = 1.0  # seconds of timed calls per batch size (at least MIN_CALLS)
+    thread_sweep: tuple[int, ...] = ()  # `threads: [1, 2, 4]`: each CPU implementation at each count
 
     def __post_init__(self) -> None:
         # `pairings` is the source of truth (code may replace it): keep a selection (its
@@ -117,9 +127,18 @@ class Experiment:
                     impls = [impl for impl in pairing.implementations.values() if self._selected(impl)]
                     impls.sort(key=lambda impl: impl.name != pairing.baseline)
                     for impl in impls:
-                        out.extend(Case(pairing, variant, spec, shared_point, impl_point)
-                                   for impl_point, variant in sel.implementation_variants(impl))
+                        for impl_point, variant in sel.implementation_variants(impl):
+                            out.extend(self._thread_points(Case(pairing, variant, spec, shared_point, impl_point)))
         return out
+
+    def _thread_points(self, case: Case) -> list[Case]:
+        """A CPU case at each count of the thread sweep, as a point of its own sweep; the
+        baseline also once at the experiment's threads, the one every case is compared with."""
+        impl = case.implementation
+        if not self.thread_sweep or impl.device != "cpu" or impl.distributed:
+            return [case]
+        swept = [replace(case, impl_point=case.impl_point + (("threads", t),), threads=t) for t in self.thread_sweep]
+        return [case, *swept] if case.is_baseline else swept
 
     def _selected(self, impl: Implementation) -> bool:
         return self.implementations is None or bool({impl.name, impl.library} & set(self.implementations))
@@ -239,22 +258,56 @@ def _module_names(value: Any) -> list[str]:
     return value
 
 
+class CostPerHour(fields.Strict):
+    """What an hour of each kind of machine costs, in US dollars (a cloud price list's on-demand rate)."""
+
+    cpu: fields.Positive = fields.optional("the CPU machine's price per hour: CPU cases")
+    gpu: fields.Positive = fields.optional("the GPU machine's price per hour, the whole box "
+                                                            "(its CPUs, memory and GPUs): GPU cases")
+
+    @classmethod
+    def check_keys_together(cls, data: dict) -> None:
+        if not data:
+            fields.fail("name the price of cpu, gpu or both, e.g. {cpu: 0.192, gpu: 3.67}")
+
+    def prices(self) -> dict[str, float]:
+        return {device: price for device, price in (("cpu", self.cpu), ("gpu", self.gpu)) if price is not None}
+
+
+def _batch_sizes(value: Any) -> list[int]:
+    sizes = fields.int_or_list(value, 1)
+    if len(set(sizes)) != len(sizes):
+        fields.fail("lists a batch size twice")
+    return sizes
+
+
+BatchSizes = fields.checked(list[int], _batch_sizes, minItems=1, uniqueItems=True)
+
+
 class ExperimentModel(fields.Strict):
     """An mlcompare experiment: datasets, the pairings run on them, and how to measure."""
 
     # first: the estimators of inline pairings are checked against it
     allowed_modules: fields.checked(list[str], _module_names) = Field(
         default_factory=list, description="more modules estimators may be imported from (besides sklearn, "
-        "cuml, xgboost, lightgbm, sklearnex, umap)")
+        "cuml, xgboost, lightgbm, catboost, sklearnex, umap)")
     name: fields.Name(200) = Field(description="the MLflow experiment the suite is recorded in")
     description: fields.Text = Field("", description="what the experiment is for, in words")
     repeats: Repeats = Field(3, description="timed fits per case (warm, after a cold one)")
+    rounds: Rounds = Field(1, description="fresh processes each case runs in (in shuffled order, their "
+                           "repeats pooled): samples the run-to-run variation a single process hides")
     dtype: Dtype = Field("float32", description="float type of the data (each dataset may set its own)")
+    order: Order = Field("C", description="layout of the feature matrices every implementation is handed, CPU "
+                         "and GPU alike: C (row-major) or F (column-major); a list is a sweep (each dataset may set "
+                         "its own)")
     seed: Seed = Field(0, description="seed of the data and the estimators (each dataset may set its own)")
     timeout_s: Timeout = Field(3600.0, description="seconds a case may take before it is stopped")
     min_time_s: fields.Number(0.0) = Field(0.0, description="keep timing warm fits until they add up to at "
                                            "least this many seconds")
-    threads: fields.Int(1) = fields.optional("CPU threads each case may use (default: every physical core)")
+    threads: fields.IntOrList(1) = fields.optional("CPU threads each case may use (default: every physical core); "
+                                                   "a list sweeps the CPU implementations over these counts")
+    baseline_threads: fields.Int(1) = fields.optional("with a list of threads: the baseline's threads, the run "
+                                                      "every case is compared with (default: every physical core)")
     system_metrics: fields.Bool = Field(False, description="record MLflow system metrics (CPU, memory, GPU)")
     datasets: fields.checked(list[DatasetEntry], _dataset_list, minItems=1) = Field(
         description="synthetic data ({generator: ...}), dataset cards ({dataset: ...}) or your own files "
@@ -264,6 +317,12 @@ class ExperimentModel(fields.Strict):
                                                "serves)")
     implementations: fields.Names = fields.optional("run only these implementations (names, or libraries "
                                                     "such as xgboost)")
+    cost_per_hour: CostPerHour = fields.optional("US dollars per hour of the machine each device's cases run on "
+                                                 "(gpu: the whole GPU box): gives every case its fit cost")
+    predict_batch_sizes: BatchSizes = fields.optional("rows per predict call at which to time predict latency "
+                                                      "(warm calls from the test split), e.g. [1, 100, 10000]")
+    predict_latency_budget_s: fields.Number(0.01) = Field(1.0, description="seconds of timed predict calls per "
+                                                          "batch size (at least 5 calls, at most 10000)")
 
 
 def load_experiment(path: str | Path, repeats: int | None = None,
@@ -271,11 +330,12 @@ def load_experiment(path: str | Path, repeats: int | None = None,
                     catalog: dict[str, Pairing] | None = None,
                     timeout_s: float | None = None,
                     pairing_paths: list[str] | None = None,
-                    allow_modules: list[str] | None = None) -> Experiment:
+                    allow_modules: list[str] | None = None, rounds: int | None = None) -> Experiment:
     """Read and validate an experiment file; CLI overrides are validated the same way.
 
     `pairing_paths` (`--pairings`) add pairing files to the catalog and to the selection;
-    `allow_modules` (`--allow-module`) extend the import allow-list.
+    `allow_modules` (`--allow-module`) extend the import allow-list; `rounds` (`--rounds`)
+    overrides the file's.
     """
     path = Path(path)
     source = str(path)
@@ -328,31 +388,76 @@ def load_experiment(path: str | Path, repeats: int | None = None,
                                  f"{iname!r} matches no implementation of the selected pairings "
                                  f"(known: {', '.join(sorted(known))})")
 
+    threads, thread_sweep = _threads(model, source)
     file_repeats = model.repeats if repeats is None else fields.validate(Repeats, repeats, "--repeats")
     timeout_s = model.timeout_s if timeout_s is None else fields.validate(Timeout, timeout_s, "--timeout")
+    rounds = model.rounds if rounds is None else fields.validate(Rounds, rounds, "--rounds")
     experiment = Experiment(name=model.name, source=source, sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
                             repeats=file_repeats, timeout_s=timeout_s, min_time_s=model.min_time_s,
-                            threads=model.threads, system_metrics=model.system_metrics, datasets=datasets,
+                            threads=threads, system_metrics=model.system_metrics, datasets=datasets,
                             pairings=pairings, implementations=impl_names, raw=data, selections=selections,
-                            allowed_modules=allowed, dataset_entries=[i for i, _ in numbered])
+                            allowed_modules=allowed, dataset_entries=[i for i, _ in numbered], rounds=rounds,
+                            cost_per_hour=model.cost_per_hour.prices() if model.cost_per_hour else {},
+                            predict_batch_sizes=list(model.predict_batch_sizes or []),
+                            predict_latency_budget_s=model.predict_latency_budget_s,
+                            thread_sweep=thread_sweep)
     if not experiment.cases():
         raise InputError(source, "implementations", "selects no case to run")
+    _check_batch_sizes(experiment)
     return experiment
+
+
+def expected_test_rows(spec: DatasetSpec) -> int | None:
+    """Rows of a dataset's test split, where its size is known before it is made (scikit-learn's
+    train_test_split rounds the test share up)."""
+    rows = spec.n_samples or (spec.table.rows if spec.table is not None else None)
+    return math.ceil(spec.test_size * rows) if rows else None
+
+
+def _check_batch_sizes(experiment: Experiment) -> None:
+    """A batch size no test split of the file can fill is a mistake: it would measure nothing.
+
+    Sizes larger than some (not all) test splits are left out of those cases only, which say so.
+    """
+    sizes = [expected_test_rows(case.dataset) for case in experiment.cases()]
+    if not experiment.predict_batch_sizes or None in sizes:
+        return
+    largest = max(sizes)
+    for i, batch in enumerate(experiment.predict_batch_sizes):
+        if batch > largest:
+            raise InputError(experiment.source, f"predict_batch_sizes[{i}]", f"{batch} rows per call, but the "
+                             f"largest test split of this experiment has {largest} rows")
+
+
+def _threads(model: ExperimentModel, source: str) -> tuple[int | None, tuple[int, ...]]:
+    """(the threads of every CPU case, or of the baseline under a sweep; the sweep's counts)."""
+    counts = model.threads or []
+    if len(counts) != len(set(counts)):
+        raise InputError(source, "threads", f"a thread count is listed twice: {counts}")
+    if len(counts) > 1:
+        return model.baseline_threads, tuple(counts)
+    if model.baseline_threads is not None:
+        raise InputError(source, "baseline_threads", "only with a list of threads (a thread sweep); "
+                         "otherwise every CPU case runs with `threads`")
+    return (counts[0] if counts else None), ()
 
 
 def _dataset_specs(entry: DataEntry, raw: dict, model: ExperimentModel, source: str, cards: Any) -> list[DatasetSpec]:
     """The datasets of one validated entry: one per size (per size and feature count when synthetic)."""
     common = {"seed": model.seed if entry.seed is None else entry.seed, "test_size": entry.test_size,
               "dtype": entry.dtype or model.dtype}
+    orders = entry.order or model.order
     if isinstance(entry, _Synthetic):
-        return [DatasetSpec(name=entry.generator, n_samples=n, n_features=d, options=entry.options(), **common)
-                for n, d in itertools.product(entry.n_samples, entry.n_features)]
+        return [DatasetSpec(name=entry.generator, n_samples=n, n_features=d, options=entry.options(), order=o,
+                            **common)
+                for n, d, o in itertools.product(entry.n_samples, entry.n_features, orders)]
     if isinstance(entry, FileEntry):
         table, kind = entry.to_table(source, raw), "file"
     else:
         table, kind = cards()[entry.dataset], "card"
-    return [DatasetSpec(name=table.name, n_samples=n, n_features=table.features, kind=kind, table=table, **common)
-            for n in entry.n_samples or [None]]
+    return [DatasetSpec(name=table.name, n_samples=n, n_features=table.features, kind=kind, table=table, order=o,
+                        **common)
+            for n, o in itertools.product(entry.n_samples or [None], orders)]
 
 
 def _within(spec: DatasetSpec, max_samples: int | None) -> bool:

@@ -352,6 +352,15 @@ def IntOrList(minimum: int) -> Any:  # noqa: N802 - a type
     return checked(Annotated[list[one], SchemaKeywords((("minItems", 1),))] | one, lambda v: int_or_list(v, minimum))
 
 
+def positive(value: Any) -> float:
+    """A finite number > 0 (a price: 0 would make every ratio with it infinite)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if ok and finite(value) and value > 0:
+        return float(value)
+    fail(f"expected a finite number > 0, got {short_repr(value)}")
+
+
+Positive = checked(float, positive, exclusiveMinimum=0)
 Bool = checked(bool, _bool)
 Text = checked(str, text)
 NonEmptyStr = checked(str, non_empty_str, minLength=1)

@@ -18,7 +18,7 @@ from mlcompare.errors import InputError
 #: Estimators may only be imported from these modules (and their submodules): an
 #: experiment or pairing file must never be a way to run arbitrary code. Users extend the
 #: list with `allowed_modules:` in an experiment, `--allow-module`, or this variable.
-DEFAULT_ALLOWED_MODULES = ("sklearn", "cuml", "xgboost", "lightgbm", "sklearnex", "umap")
+DEFAULT_ALLOWED_MODULES = ("sklearn", "cuml", "xgboost", "lightgbm", "catboost", "sklearnex", "umap")
 ALLOWED_MODULES_ENV = "MLCOMPARE_ALLOWED_MODULES"
 ALLOWED_MODULE_PREFIXES = tuple(f"{m}." for m in DEFAULT_ALLOWED_MODULES)
 _MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -77,13 +77,35 @@ def unknown_params(cls: type, params: dict[str, Any]) -> list[str]:
 
 
 def accepted_params(cls: type) -> set[str]:
-    """Constructor parameters, also of estimators that forward **kwargs (XGBoost's do)."""
-    sig = inspect.signature(cls.__init__)
-    names = {n for n, p in sig.parameters.items()
-             if p.kind not in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL) and n != "self"}
-    if hasattr(cls, "get_params"):
+    """Constructor parameters, also of estimators that forward **kwargs to a base class
+    (XGBoost's, cuML 25.12's forests and neighbours do), read from signatures only.
+
+    The class is never instantiated: a cuML estimator's constructor creates a CUDA handle,
+    which would put a CUDA context in the suite's own process (and in its memory readings).
+    The `__init__` of each class along the method resolution order is read for as long as
+    the one before it passes **kwargs on; cuML's own list of parameter names
+    (`_get_param_names`, a classmethod as in scikit-learn) is added where there is one.
+    """
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
         try:
-            names |= set(cls().get_params(deep=False))
-        except Exception:  # noqa: BLE001 - a constructor that needs arguments: the signature is all we know
+            parameters = inspect.signature(init).parameters.values()
+        except (TypeError, ValueError):  # a builtin's __init__ (object's): nothing more to read
+            break
+        names |= {p.name for p in parameters if p.name != "self" and p.kind not in _VARIADIC}
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+            break
+    listed = inspect.getattr_static(cls, "_get_param_names", None)
+    if isinstance(listed, classmethod):  # scikit-learn's and cuML's: read from the class, never an instance
+        try:
+            names |= set(cls._get_param_names())
+        except Exception:  # noqa: BLE001 - the signatures are what we know
             pass
     return names
+
+
+_VARIADIC = (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
+

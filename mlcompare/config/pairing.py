@@ -49,6 +49,7 @@ class Implementation:
     accelerator: str | None = None  # e.g. "cuml.accel"
     passthrough: tuple[str, ...] = ()  # params the estimator takes through **kwargs, unchecked
     distributed: str | None = None  # "dask": trains on a Dask cluster (mlcompare.distributed)
+    host_input: bool = False  # a GPU estimator given numpy arrays: it copies them to the device itself
 
     @property
     def library(self) -> str:
@@ -155,6 +156,8 @@ class ImplementationModel(fields.Strict):
     passthrough: ParamNames = Field(default_factory=list, description="parameters the estimator takes through "
                                     "**kwargs (not checked against its signature)")
     distributed: Engine = Field(None, description="trains on a cluster of this engine")
+    host_input: fields.Bool = Field(False, description="a gpu estimator that accepts only host (numpy) arrays "
+                                    "and copies them to the device inside fit and predict (CatBoost)")
 
     @field_validator("estimator")
     @classmethod
@@ -176,6 +179,9 @@ class ImplementationModel(fields.Strict):
                             "estimators", ".estimator")
             if self.distributed is not None:
                 fields.fail("an implementation is either distributed or accelerated, not both", ".distributed")
+        if self.host_input and (self.device != "gpu" or self.accelerator or self.distributed):
+            fields.fail("only a single-process gpu implementation takes host input instead of device arrays",
+                        ".host_input")
         return self
 
 
@@ -253,7 +259,7 @@ class PairingModel(fields.Strict):
         impls = {name: Implementation(
             name=name, estimator=impl.estimator, device=impl.device, rename=dict(impl.rename),
             params=dict(impl.params), differences=tuple(impl.differences), accelerator=impl.accelerator,
-            passthrough=tuple(impl.passthrough), distributed=impl.distributed)
+            passthrough=tuple(impl.passthrough), distributed=impl.distributed, host_input=impl.host_input)
             for name, impl in self.implementations.items()}
         tolerance = self.parity_tolerance
         return Pairing(name=self.name, task=self.task, metrics=metrics, params=dict(self.params),

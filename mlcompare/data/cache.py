@@ -54,6 +54,9 @@ class DatasetSpec:
     test_size: float = 0.25
     dtype: str = "float32"
     options: dict[str, Any] = field(default_factory=dict)  # generator-specific knobs
+    # the feature matrices' layout in memory, "C" (row-major) or "F" (column-major): applied
+    # when a case loads the data, so both layouts share one cache entry
+    order: str = "C"
     kind: str = "synthetic"  # synthetic | card | file
     table: TableSource | None = field(default=None, compare=False)
 
@@ -67,14 +70,24 @@ class DatasetSpec:
 
     @property
     def label(self) -> str:
+        layout = " F-order" if self.order != "C" else ""
         if self.kind == "synthetic":
-            return f"{self.name} {human_count(self.n_samples)}×{self.n_features}"
+            return f"{self.name} {human_count(self.n_samples)}×{self.n_features}{layout}"
         rows = human_count(self.n_samples or self.table.rows) if (self.n_samples or self.table.rows) else ""
         shape = f"{rows}×{self.table.features}" if rows and self.table.features else rows
-        return f"{self.name} {shape}".strip()
+        return f"{self.name} {shape}".strip() + layout
 
     def fingerprint(self) -> str:
-        definition = {k: v for k, v in asdict(self).items() if k != "table"}
+        """What identifies the dataset as its cases see it: the definition of its bytes and,
+        when not the default C, the layout (so a resumed suite never mixes layouts)."""
+        return self._digest({"order": self.order} if self.order != "C" else {})
+
+    def cache_key(self) -> str:
+        """The key of its cached bytes, which do not depend on the layout."""
+        return self._digest({})
+
+    def _digest(self, extra: dict[str, Any]) -> str:
+        definition = {k: v for k, v in asdict(self).items() if k not in ("table", "order")} | extra
         definition |= {"format": _FORMAT_VERSION, "chunk_rows": synthetic.CHUNK_ROWS}
         if self.table is not None:
             definition["table"] = {"raw": self.table.raw, "url": self.table.url, "sha256": self.table.sha256,
@@ -121,7 +134,7 @@ def produce(spec: DatasetSpec, root: Path) -> tuple[np.ndarray, np.ndarray]:
 def materialise(spec: DatasetSpec, root: Path | None = None) -> Path:
     """Produce, split and cache the dataset unless already cached; return its directory."""
     root = root or data_dir()
-    target = root / spec.fingerprint()
+    target = root / spec.cache_key()
     if (target / "definition.json").exists():  # written last: the cache entry is whole
         return target
     root.mkdir(parents=True, exist_ok=True)
@@ -133,7 +146,7 @@ def materialise(spec: DatasetSpec, root: Path | None = None) -> Path:
         digests = {}
         for name, rows in zip(_SPLITS, (train, test)):
             digests[f"X_{name}"], digests[f"y_{name}"] = _write_parquet(tmp / f"{name}.parquet", X, y, rows)
-        card = {k: v for k, v in asdict(spec).items() if k != "table"} | {
+        card = {k: v for k, v in asdict(spec).items() if k not in ("table", "order")} | {
             "label": spec.label, "content_sha256": _combine(digests), "n_train": len(train),
             "n_test": len(test), "n_features_actual": X.shape[1], "source": describe_source(spec)}
         (tmp / "definition.json").write_text(json.dumps(card, indent=2, default=str))

@@ -8,17 +8,17 @@ fit in the process and a crash cannot take the suite down.
 from __future__ import annotations
 
 import contextlib
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from mlcompare.config.imports import ALLOWED_MODULE_PREFIXES, import_estimator
-from mlcompare.data import cache as datasets
 from mlcompare.measure import cluster as dask_cluster
-from mlcompare.measure import device, memory, quality, quiet, stats, timing
-from mlcompare.measure.audit import effective_params, library_version, verify_device
+from mlcompare.measure import device, energy, latency, memory, quality, quiet, stats, timing
+from mlcompare.measure import inputs as case_inputs
+from mlcompare.measure.audit import effective_params, fitted_counts, library_version, output_evidence, verify_device
 from mlcompare.measure.threads import thread_pools, with_threads
 from mlcompare.pairings.tasks import EMBEDDING_SAMPLE, TASKS
 from mlcompare.records import CaseRecord, CaseSpec, Status
@@ -47,7 +47,7 @@ def run_case(spec: CaseSpec) -> CaseRecord:
 
 
 def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
-         params: dict[str, Any] | None = None, cluster: dask_cluster.Cluster | None = None) -> dict[str, Any]:
+         params: dict[str, Any] | None = None, cluster: dask_cluster.Cluster | None = None) -> CaseRecord:
     task = TASKS[spec["task"]]
     repeats, min_time_s = spec["repeats"], spec.get("min_time_s", 0.0)
     params = spec["params"] if params is None else params
@@ -56,109 +56,146 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     elif not on_gpu:
         params = with_threads(estimator_cls, params, spec.get("threads"))
     accelerated = bool(spec.get("accelerator"))
-    # Device-resident inputs for GPU libraries; an accelerator takes numpy, as user code would.
-    device_input = on_gpu and not accelerated and cluster is None
+    # Device-resident inputs for GPU libraries; an accelerator takes numpy, as user code would,
+    # and so does a GPU library that copies its input itself (host_input: CatBoost).
+    device_input = on_gpu and not accelerated and not spec.get("host_input") and cluster is None
     # Distributed results are computed into this process, which has waited for them: there
     # is no device work of its own to wait for.
     sync = on_gpu and cluster is None
     needed = quality.needs(spec["metrics"])
 
-    # 1. load: pyarrow into numpy on the CPU; cuDF straight into device memory on the GPU
-    directory = Path(spec["dataset_dir"])
-    host, load = timing.timed(lambda: datasets.load_split(directory), False)
+    # 1. inputs: device initialised (GPU), dataset read, laid out, moved to the device (measure/inputs.py)
     prepare = plugin.prepare if plugin is not None else None
-    if prepare is not None:  # a plugin's data preparation, untimed, identical for every implementation
-        host = _prepared(prepare(dict(host)), host)
-    transfer_in = 0.0
-    data = host
-    if device_input:
-        to_device = lambda: {k: device.to_device(v) for k, v in host.items() if k != "y_test"}  # noqa: E731
-        if prepare is None:
-            data, load = timing.timed(lambda: device.load_split(directory), on_gpu)
-            # what moving the same numpy arrays to the device costs, measured on its own
-            _, transfer_in = timing.timed(to_device, on_gpu)
-        else:  # prepared arrays exist on the host only
-            data, transfer_in = timing.timed(to_device, on_gpu)
-    elif cluster is not None:  # each worker gets its block of rows
+    inputs = case_inputs.load(spec["dataset_dir"], spec.get("order", "C"), on_gpu, device_input,
+                              (lambda split: _prepared(prepare(split), split)) if prepare is not None else None)
+    host, data, load, transfer_in = inputs.host, inputs.data, inputs.load_s, inputs.transfer_in_s
+    gpu_start = device.gpu_state() if on_gpu else None
+    if cluster is not None:  # each worker gets its block of rows
         data, transfer_in = timing.timed(lambda: cluster.place(_labels_for(task, host), on_gpu, task.supervised), False)
 
     def fitter(arrays: dict[str, Any]):
         args = (arrays["X_train"], arrays["y_train"]) if task.supervised else (arrays["X_train"],)
         return lambda: estimator_cls(**params).fit(*args)
 
-    # 2. cold fit: the first in this process (imports done; CUDA context, JIT, caches not yet)
-    _, cold = timing.timed(fitter(data), sync)
-    # 3. warm fits from a fresh estimator each, data already where the library computes
-    model, fit_times = timing.repeat(fitter(data), sync, repeats, min_time_s)
-    # one more, untimed, for memory: a sampling thread must not share the cores with timed fits
+    # 2. cold fit: the first in this process (imports done; JIT, caches and lazy set-up not yet).
+    # Its memory is the case's memory figure: a later fit would reuse what earlier ones freed.
     profile = device.accel_profile() if accelerated else contextlib.nullcontext()
     tree = cluster is not None and cluster.local  # a local cluster's workers are this process's children
-    with profile as accel_report, memory.PeakMemory(gpu=sync, children=tree) as peak:
-        _, memory_fit = timing.timed(fitter(data), sync)
-    ran_on = verify_device(model, spec, peak.gpu_mb, accel_report)
+    # this process's own device memory (never the device-wide figure): see device.gpu_memory_meter
+    gpu_meter = device.gpu_memory_meter(spec["library"]) if sync else contextlib.nullcontext()
+    # marked for the suite, which reads how long the first fit ran if it has to stop this process
+    timing.mark(spec.get("progress_path"), timing.FIRST_FIT)
+    with profile as accel_report, memory.FitMemory(children=tree) as host_peak, gpu_meter as gpu_memory:
+        _, cold = timing.timed(fitter(data), sync)
+    timing.mark(spec.get("progress_path"), timing.AFTER_FIRST_FIT)
+    gpu_mb = gpu_memory.peak_mb if gpu_memory is not None else None
+    # 3. warm fits from a fresh estimator each, data already where the library computes; the
+    # energy counters (NVML for GPU cases, RAPL for CPU ones) are read before and after them
+    with energy.meter(on_gpu, cluster) as fit_energy:
+        model, fit_times = timing.repeat(fitter(data), sync, repeats, min_time_s)
+    ran_on = verify_device(model, spec, gpu_mb, accel_report)
     # 3b. the same fits given host (numpy) arrays: what a user calling fit(X) pays on a GPU,
     # or, distributed, spreading the arrays over the workers first
     host_fit_times = fit_times
     if device_input:
-        host_fit_times = timing.repeat(fitter(host), sync, repeats)[1]
+        host_fit_times = timing.repeat(fitter(host), sync, repeats, min_time_s)[1]
     elif cluster is not None:
         spread_and_fit = lambda: fitter(cluster.place(_labels_for(task, host), on_gpu, task.supervised))()  # noqa: E731
-        host_fit_times = timing.repeat(spread_and_fit,
-                                        False, repeats)[1]
+        host_fit_times = timing.repeat(spread_and_fit, False, repeats, min_time_s)[1]
 
-    # 4. what the task takes out of the model: predictions, labels, a projection, an embedding
+    # 4. what the task takes out of the model: predictions (or a projection) brought back to
+    # the host inside every timed call, the first call apart; or labels / an embedding
     finish = dask_cluster.collect if cluster is not None else None
-    raw, predict_times, extra_time = _outputs(task.output, model, data, needed, sync, repeats, finish)
+    outputs, predicting = _outputs(task.output, model, data, needed, sync, repeats, min_time_s, finish)
+    ran_on = output_evidence(ran_on, spec, predicting.raw, device_input)
 
-    # 5. results back to the host
-    outputs, transfer_out = timing.timed(
-        lambda: {k: None if v is None else device.to_host(v) for k, v in raw.items()}, False)
+    # 4b. predict latency by batch size: warm calls, host batch in, host predictions out
+    by_batch = latency.LatencyResult()
+    if spec.get("predict_batch_sizes") and cluster is None:
+        by_batch = latency.measure(model, task.output, host["X_test"], spec["predict_batch_sizes"],
+                                   device_input=device_input, on_gpu=sync,
+                                   budget_s=spec.get("predict_latency_budget_s", latency.DEFAULT_BUDGET_S))
+    elif spec.get("predict_batch_sizes"):
+        by_batch = latency.LatencyResult(note="not measured for distributed implementations")
+
     quiet.release()  # the last timed call is over: the suite's writer may use the cores now
+
+    # 5. quality on the host, one shared function per metric, on the rows the outputs describe
     y_true, agree = _scored_rows(task.output, host, outputs)
     if spec.get("predictions_path"):
         np.save(spec["predictions_path"], np.asarray(agree), allow_pickle=False)
-
-    # 6. quality on the host, one shared function per metric
     scores = quality.score_all(tuple(spec["metrics"]), y_true, outputs)
-    fit, host_fit = stats.summarise(fit_times), stats.summarise(host_fit_times)
-    predict = stats.summarise(predict_times) if predict_times else None
-    transfer = transfer_in + (transfer_out if device_input or cluster is not None else 0.0)
     metrics = {
-        "fit_time_s": fit["median"], "fit_time_min_s": fit["min"], "fit_time_iqr_s": fit["iqr"],
-        "fit_time_cv": fit["cv"], "fit_cold_time_s": cold, "fit_repeats": len(fit_times),
-        "fit_host_input_time_s": host_fit["median"],
-        "transfer_time_s": transfer, "load_time_s": load,
-        "end_to_end_time_s": transfer + fit["median"] + (predict["median"] if predict else 0.0),
-        "fit_peak_host_memory_mb": peak.host_mb,
+        **timing_metrics(fit_times, host_fit_times, predicting.times, transfer_in),
+        "fit_cold_time_s": cold, "transfer_time_s": transfer_in, "load_time_s": load,
+        "fit_peak_host_memory_mb": host_peak.host_mb,
         "peak_host_memory_mb": memory.peak_rss_mb(),
-        **scores,
+        **fitted_counts(model),
+        **scores, **fit_energy.metrics(len(fit_times)), **by_batch.metrics,
     }
-    if predict:  # tasks without a separate predict/transform call (labels_, embedding_) have none
-        metrics["predict_time_s"] = predict["median"]
-    if peak.gpu_mb is not None:
-        metrics["fit_peak_gpu_memory_mb"] = peak.gpu_mb
-    extra: dict[str, Any] = {}
+    if predicting.cold is not None:
+        metrics["predict_cold_time_s"] = predicting.cold
+    if gpu_mb is not None:
+        metrics["fit_peak_gpu_memory_mb"] = gpu_mb
+    extra: dict[str, Any] = {"load_reader": inputs.reader, **fit_energy.record(), **by_batch.record()}
+    if gpu_memory is not None:
+        extra["gpu_memory_method"] = gpu_memory.describe()
+    if on_gpu:
+        metrics["device_init_time_s"] = inputs.device_init_s
+        extra.update(_gpu_clocks(gpu_start, device.gpu_state(), metrics))
     if cluster is not None:
         metrics["cluster_start_time_s"] = cluster.start_time_s
         if not cluster.local:  # the workers' memory is on other machines: unmeasured
             del metrics["fit_peak_host_memory_mb"]
         ran_on = f"{ran_on}; {cluster.describe()}"
-        extra = {"cluster": {"workers": len(cluster.workers), "threads_per_worker": cluster.threads_per_worker,
-                             "kind": cluster.kind}}
+        extra["cluster"] = {"workers": len(cluster.workers), "threads_per_worker": cluster.threads_per_worker,
+                            "kind": cluster.kind}
     return {
         "status": Status.OK,
         "metrics": metrics,
         "fit_times": fit_times,
         "fit_host_times": host_fit_times,
+        "predict_times": predicting.times,
         "effective_params": effective_params(model),
         "ran_on": ran_on,
+        "memory_method": host_peak.method,
         "threadpools": cluster.thread_pools() if cluster is not None else thread_pools(),
         "library_version": library_version(spec["library"]),
         # seconds spent in the model's own calls, timed or not (for the harness-overhead bench)
-        "model_time_s": cold + sum(fit_times) + memory_fit + (sum(host_fit_times) if device_input else 0.0)
-        + sum(predict_times) + extra_time + transfer,
+        "model_time_s": cold + sum(fit_times) + (sum(host_fit_times) if host_fit_times is not fit_times else 0.0)
+        + predicting.total + transfer_in + by_batch.seconds,
         **extra,
     }
+
+
+def timing_metrics(fit_times: list[float], host_fit_times: list[float], predict_times: list[float],
+                   transfer_s: float) -> dict[str, float]:
+    """The timing metrics a case logs from its repeats: summaries, intervals of the medians
+    and the end-to-end time (transfer, median fit, median predict). The suite calls it again
+    on the repeats of several rounds pooled."""
+    fit = stats.summarise(fit_times)
+    out = {"fit_time_s": fit["median"], "fit_time_min_s": fit["min"], "fit_time_iqr_s": fit["iqr"],
+           "fit_time_cv": fit["cv"], "fit_repeats": len(fit_times),
+           "fit_host_input_time_s": stats.summarise(host_fit_times)["median"],
+           **stats.interval_metrics("fit_time", fit_times)}
+    if predict_times:  # tasks without a separate predict/transform call (labels_, embedding_) have none
+        predict = stats.summarise(predict_times)
+        out |= {"predict_time_s": predict["median"], "predict_time_cv": predict["cv"],
+                "predict_repeats": len(predict_times), **stats.interval_metrics("predict_time", predict_times)}
+    out["end_to_end_time_s"] = transfer_s + out["fit_time_s"] + out.get("predict_time_s", 0.0)
+    return out
+
+
+def _gpu_clocks(start: dict[str, Any] | None, end: dict[str, Any] | None,
+                metrics: dict[str, float]) -> dict[str, str]:
+    """The GPU's SM clock at the case's start and end as metrics; why clocks were held down, as a tag."""
+    reasons = []
+    for when, state in (("start", start), ("end", end)):
+        if state and "sm_clock_mhz" in state:
+            metrics[f"gpu_sm_clock_{when}_mhz"] = state["sm_clock_mhz"]
+        if state and "clock_reasons" in state:
+            reasons.append(f"{when}: {state['clock_reasons']}")
+    return {"gpu_clock_reasons": "; ".join(reasons)} if reasons else {}
 
 
 def _labels_for(task: Any, host: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -168,28 +205,59 @@ def _labels_for(task: Any, host: dict[str, np.ndarray]) -> dict[str, np.ndarray]
     return {**host, "y_train": host["y_train"].astype(np.int32)}
 
 
-def _outputs(output: str, model: Any, data: dict[str, Any], needed: set[str], on_gpu: bool,
-             repeats: int, finish: Any = None) -> tuple[dict[str, Any], list[float], float]:
-    """(raw outputs, timed predict/transform seconds, other model seconds) for a task's output kind.
+@dataclass
+class Predicting:
+    """The timed predict (or transform) calls of a case: the first apart, the warm ones."""
 
-    `finish` turns a lazy result into a computed one inside the timed call (Dask's).
+    cold: float | None = None
+    times: list[float] = field(default_factory=list)
+    total: float = 0.0  # every second spent in the model's output calls, timed or not
+    raw: dict[str, Any] = field(default_factory=dict)  # each output as the library returned it (first call)
+
+
+def _outputs(output: str, model: Any, data: dict[str, Any], needed: set[str], on_gpu: bool,
+             repeats: int, min_time_s: float, finish: Any = None) -> tuple[dict[str, Any], Predicting]:
+    """(outputs on the host, the timed calls) for a task's output kind.
+
+    Every timed predict or transform ends at the same point for every implementation:
+    its result is a numpy array in host memory (a GPU library's device array is copied
+    back inside the timer, as XGBoost's own predict does). `finish` turns a lazy result
+    into a computed one (Dask's). The first call is timed apart: model upload, predictor
+    set-up and JIT happen there.
     """
     finish = finish or (lambda value: value)
-    if output == "predict":
-        pred, times = timing.repeat(lambda: finish(model.predict(data["X_test"])), on_gpu, repeats)
-        proba, proba_time = timing.timed(
-            lambda: finish(model.predict_proba(data["X_test"])) if "proba" in needed else None, on_gpu)
-        centers = model.cluster_centers_ if "centers" in needed else None
-        return {"pred": pred, "proba": proba, "centers": centers}, times, proba_time
-    if output == "transform":
-        transformed, times = timing.repeat(lambda: finish(model.transform(data["X_test"])), on_gpu, repeats)
-        return {"transformed": transformed, "components": model.components_,
-                "mean": getattr(model, "mean_", None)}, times, 0.0
+    raw: dict[str, Any] = {}  # the first result of each call, as the library returned it
+
+    def call(method: str, name: str):
+        def run() -> Any:
+            result = finish(getattr(model, method)(data["X_test"]))
+            raw.setdefault(name, result)
+            return device.to_host(result)
+        return run
+
+    if output in ("predict", "transform"):
+        method, name = ("predict", "pred") if output == "predict" else ("transform", "transformed")
+        _, cold = timing.timed(call(method, name), on_gpu)
+        result, times = timing.repeat(call(method, name), on_gpu, repeats, min_time_s)
+        predicting = Predicting(cold, times, cold + sum(times), raw)
+        if output == "transform":
+            return {"transformed": result, "components": device.to_host(model.components_),
+                    "mean": _host_or_none(getattr(model, "mean_", None))}, predicting
+        proba = None
+        if "proba" in needed:
+            proba, proba_time = timing.timed(call("predict_proba", "proba"), on_gpu)
+            predicting.total += proba_time
+        centers = device.to_host(model.cluster_centers_) if "centers" in needed else None
+        return {"pred": result, "proba": proba, "centers": centers}, predicting
     if output == "labels":
-        return {"pred": model.labels_}, [], 0.0
+        return {"pred": device.to_host(model.labels_)}, Predicting(raw={"pred": model.labels_})
     if output == "embedding":
-        return {"embedding": model.embedding_}, [], 0.0
+        return {"embedding": device.to_host(model.embedding_)}, Predicting(raw={"embedding": model.embedding_})
     raise ValueError(f"unknown task output {output!r}")
+
+
+def _host_or_none(value: Any) -> Any:
+    return None if value is None else device.to_host(value)
 
 
 def _scored_rows(output: str, host: dict[str, np.ndarray], outputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:

@@ -146,8 +146,14 @@ def _count(n: int, noun: str) -> str:
 
 
 def collect(value: Any) -> Any:
-    """A lazy Dask result computed into the client's memory (other values as they are)."""
-    return value.compute() if hasattr(value, "dask") and hasattr(value, "compute") else value
+    """A lazy Dask result computed into the client's memory (other values as they are).
+
+    Asked through `dask.is_dask_collection`: reading `.dask` of a dask-expr collection
+    builds its graph, which a timed predict would then build twice.
+    """
+    import dask
+
+    return value.compute() if dask.is_dask_collection(value) else value
 
 
 @contextlib.contextmanager
@@ -186,7 +192,7 @@ def _start_local(n_workers: int, per_worker: int, on_gpu: bool) -> Cluster:
         local = (device.local_cuda_cluster(**options) if on_gpu
                  else LocalCluster(processes=True, host="127.0.0.1", **options))
     client = Client(local)
-    workers = sorted(client.scheduler_info()["workers"])
+    workers = sorted(scheduler_workers(client))
     return Cluster(client, workers, type(local).__name__, per_worker, 0.0, local=True, _closers=[local, client])
 
 

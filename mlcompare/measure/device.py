@@ -1,26 +1,45 @@
-"""The device layer: the only module that touches CUDA, cupy, cudf or cuml.
+"""The device layer: the only module that touches CUDA, cupy, cudf, cuml, rmm or NVML.
 
 Everything here is imported lazily, so the rest of mlcompare runs on machines with no
 GPU and none of those libraries. Availability is probed, never assumed: the probe asks
 the CUDA driver itself (through ctypes) how many devices it sees.
+
+A GPU case uses this module in a fixed order, so that every timer holds only the work
+its name says: `init_device` (imports, CUDA context, memory pool: before any timer),
+then the load (`read_split_device` with cuDF, or pyarrow on the host and `to_device`),
+with the arrays in the experiment's layout (`in_layout`, untimed), then the fits, each
+ended by `synchronize` inside its timer.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import importlib.util
-from typing import Any
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator
 
 import numpy as np
 
+#: The array layouts an experiment may ask for: row-major (C) or column-major (F).
+ORDERS = ("C", "F")
+#: cuML's first release with a `cuml.accel` that has its profiler (25.08) and takes
+#: `disable_uvm` (25.02): without the profiler a CPU fallback cannot be told apart.
+ACCEL_MIN_CUML = (25, 8)
+
+
+# -- what this machine has ----------------------------------------------------------------
 
 @functools.lru_cache(maxsize=1)
 def cuda_devices() -> tuple[list[str], str | None]:
     """Names of the CUDA devices the driver sees, and why there are none when empty."""
-    try:
-        lib = ctypes.CDLL("libcuda.so.1")
-    except OSError:
+    lib = _cuda_driver()
+    if lib is None:
         return [], "no CUDA device (CUDA driver libcuda.so.1 not found)"
     if lib.cuInit(0) != 0:
         return [], "no CUDA device (the CUDA driver failed to initialise)"
@@ -36,6 +55,34 @@ def cuda_devices() -> tuple[list[str], str | None]:
     return names, None
 
 
+@functools.lru_cache(maxsize=1)
+def _cuda_driver() -> Any:
+    try:
+        return ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return None
+
+
+def _cuda_device(ordinal: int) -> Any:
+    """CUDA's device handle for `ordinal` (counted among the devices this process may see)."""
+    lib = _cuda_driver()
+    if lib is None or cuda_devices()[1]:
+        return None
+    device = ctypes.c_int(0)
+    return device if lib.cuDeviceGet(ctypes.byref(device), ordinal) == 0 else None
+
+
+def primary_context_active(ordinal: int = 0) -> bool | None:
+    """Whether this process holds a CUDA context on device `ordinal` (the primary context,
+    which CuPy, cuML, XGBoost and every CUDA runtime user share), or None without a GPU.
+    Asking creates none."""
+    device, flags, active = _cuda_device(ordinal), ctypes.c_uint(0), ctypes.c_int(0)
+    if device is None or _cuda_driver().cuDevicePrimaryCtxGetState(device, ctypes.byref(flags),
+                                                                    ctypes.byref(active)) != 0:
+        return None
+    return bool(active.value)
+
+
 def library_installed(library: str) -> bool:
     """Whether the library's top-level package is installed (never imports it)."""
     return importlib.util.find_spec(library.split(".", 1)[0]) is not None
@@ -44,7 +91,9 @@ def library_installed(library: str) -> bool:
 def skip_reason(library: str, device: str) -> str | None:
     """Why an implementation cannot run here, or None when it can.
 
-    `library` may be an accelerator such as "cuml.accel": it needs cuML and a GPU.
+    `library` may be an accelerator such as "cuml.accel": it needs cuML and a GPU. GPU
+    implementations need CuPy (device arrays) and a CUDA device; cuDF is optional (without
+    it the data is read by pyarrow and copied to the device).
     """
     reasons = []
     if not library_installed(library):
@@ -58,11 +107,204 @@ def skip_reason(library: str, device: str) -> str | None:
     return "; ".join(reasons) or None
 
 
-def to_device(array: np.ndarray) -> Any:
-    """Copy a host array into device memory (a cupy array), waiting until it is there."""
+@functools.lru_cache(maxsize=1)
+def driver_versions() -> dict[str, str]:
+    """The NVIDIA driver's version and the newest CUDA version it supports, when present."""
+    out: dict[str, str] = {}
+    lib = _cuda_driver()
+    if lib is None:
+        return out
+    version = ctypes.c_int(0)
+    if lib.cuDriverGetVersion(ctypes.byref(version)) == 0:
+        out["cuda_driver_api"] = f"{version.value // 1000}.{version.value % 1000 // 10}"
+    try:  # NVML's C library directly: the version is there even without nvidia-ml-py
+        nvml_lib = ctypes.CDLL("libnvidia-ml.so.1")
+        text = ctypes.create_string_buffer(96)
+        if nvml_lib.nvmlInit_v2() == 0 and nvml_lib.nvmlSystemGetDriverVersion(text, 96) == 0:
+            out["driver"] = text.value.decode(errors="replace")
+    except OSError:
+        pass
+    return out
+
+
+# -- NVML (nvidia-ml-py): the GPU's properties and state; no CUDA context ----------------------
+
+@functools.lru_cache(maxsize=1)
+def nvml() -> tuple[Any, str | None]:
+    """The `pynvml` module, initialised once in this process, or (None, why not).
+
+    NVML reads the driver's view of the GPUs (clocks, power, memory, energy) without a
+    CUDA context, so the suite's own process may call it too.
+    """
+    try:
+        import pynvml
+    except ImportError:
+        return None, "nvidia-ml-py not installed"
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as exc:
+        return None, f"NVML unavailable ({exc})"
+    return pynvml, None
+
+
+def nvml_handle(ordinal: int = 0) -> Any:
+    """The NVML handle of this process's CUDA device `ordinal`, or None.
+
+    Matched by PCI bus id, so it is the right GPU under CUDA_VISIBLE_DEVICES (NVML numbers
+    every GPU of the machine; CUDA only the visible ones). A MIG instance maps to its GPU.
+    """
+    pynvml, _ = nvml()
+    if pynvml is None:
+        return None
+    for lookup, key in ((pynvml.nvmlDeviceGetHandleByPciBusId, _pci_bus_id(ordinal)),
+                        (pynvml.nvmlDeviceGetHandleByUUID, _uuid(ordinal))):
+        if key is not None:
+            try:
+                return lookup(key)
+            except pynvml.NVMLError:
+                continue
+    return None
+
+
+def _pci_bus_id(ordinal: int) -> str | None:
+    device, text = _cuda_device(ordinal), ctypes.create_string_buffer(64)
+    if device is None or _cuda_driver().cuDeviceGetPCIBusId(text, 64, device) != 0:
+        return None
+    return text.value.decode()
+
+
+def _uuid(ordinal: int) -> str | None:
+    """The GPU's UUID as NVML writes it (GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)."""
+    device, raw = _cuda_device(ordinal), ctypes.create_string_buffer(16)
+    if device is None or _cuda_driver().cuDeviceGetUuid(raw, device) != 0:
+        return None
+    h = raw.raw.hex()
+    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def gpu_properties() -> list[dict[str, str]]:
+    """What a result depends on, per visible GPU: memory, compute capability, clocks, power
+    limit, MIG and ECC mode (empty without NVML or a GPU). Each reading that fails is left out."""
+    pynvml, _ = nvml()
+    if pynvml is None:
+        return []
+    out = []
+    for ordinal in range(len(cuda_devices()[0])):
+        handle = nvml_handle(ordinal)
+        if handle is None:
+            continue
+        sm, mem = pynvml.NVML_CLOCK_SM, pynvml.NVML_CLOCK_MEM
+        readings = {
+            "memory_mib": lambda h: str(pynvml.nvmlDeviceGetMemoryInfo(h).total // 2**20),
+            "compute_capability": lambda h: "{}.{}".format(*pynvml.nvmlDeviceGetCudaComputeCapability(h)),
+            "sm_clock_max_mhz": lambda h: str(pynvml.nvmlDeviceGetMaxClockInfo(h, sm)),
+            "memory_clock_max_mhz": lambda h: str(pynvml.nvmlDeviceGetMaxClockInfo(h, mem)),
+            "power_limit_w": lambda h: f"{pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000:.0f}",
+            "mig": lambda h: _on_off(pynvml.nvmlDeviceGetMigMode(h)[0]),
+            "ecc": lambda h: _on_off(pynvml.nvmlDeviceGetEccMode(h)[0]),
+            "persistence": lambda h: _on_off(pynvml.nvmlDeviceGetPersistenceMode(h)),
+        }
+        gpu = {}
+        for key, read in readings.items():
+            with contextlib.suppress(pynvml.NVMLError):
+                gpu[key] = read(handle)
+        out.append(gpu)
+    return out
+
+
+
+
+#: NVML's reasons for clocks below their maximum, by bit (named once, shortest first).
+_CLOCK_REASONS = (("gpu_idle", 0x1), ("applications_clocks", 0x2), ("sw_power_cap", 0x4), ("hw_slowdown", 0x8),
+                  ("sync_boost", 0x10), ("sw_thermal", 0x20), ("hw_thermal", 0x40), ("hw_power_brake", 0x80),
+                  ("display_clocks", 0x100))
+
+
+def gpu_state(ordinal: int = 0) -> dict[str, Any] | None:
+    """The GPU's SM clock (MHz) and why its clocks are held down now ('none' when they are not),
+    or None without NVML. Read at a GPU case's start and end."""
+    handle = nvml_handle(ordinal)
+    if handle is None:
+        return None
+    pynvml, _ = nvml()
+    state: dict[str, Any] = {}
+    with contextlib.suppress(pynvml.NVMLError):
+        state["sm_clock_mhz"] = float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
+    reasons = getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons", None) \
+        or pynvml.nvmlDeviceGetCurrentClocksThrottleReasons  # the older name
+    with contextlib.suppress(pynvml.NVMLError):
+        mask = int(reasons(handle))
+        state["clock_reasons"] = ",".join(name for name, bit in _CLOCK_REASONS if mask & bit) or "none"
+    return state
+
+
+def _on_off(value: Any) -> str:
+    return "on" if value else "off"
+
+
+# -- this process's device: initialised before any timer --------------------------------------
+
+def device_reader() -> str:
+    """How a GPU case reads its cached dataset: 'cudf' (straight into device memory) when
+    cuDF is installed, else 'pyarrow' (into host memory, then one copy to the device)."""
+    return "cudf" if library_installed("cudf") else "pyarrow"
+
+
+def init_device(reader: str = "pyarrow") -> float:
+    """Import the device libraries, create this process's CUDA context, and make the first
+    allocation (which sets up CuPy's or RMM's memory pool); return the seconds it took.
+
+    Called before any timer, so that neither the load nor the cold fit holds these one-off
+    costs. RMM's allocation statistics are switched on here when RMM is installed (before
+    the first allocation it must count; see `gpu_memory_meter`).
+    """
+    started = time.perf_counter()
     import cupy
 
-    out = cupy.asarray(array)
+    if reader == "cudf":
+        import cudf  # noqa: F401 - its import (seconds) must not be inside the timed load
+    if library_installed("rmm"):
+        import rmm.statistics
+
+        rmm.statistics.enable_statistics()
+    cupy.cuda.Device(0).use()
+    cupy.zeros(1, dtype=cupy.float32)  # the context and the pool's first block
+    synchronize()
+    return time.perf_counter() - started
+
+
+def synchronize() -> None:
+    """Wait for all queued device work, so a timer stopped next measures the real cost."""
+    import cupy
+
+    cupy.cuda.Device().synchronize()
+
+
+# -- data: read, copied and laid out --------------------------------------------------------
+
+def in_layout(array: Any, order: str) -> Any:
+    """`array` (numpy or CuPy) row-major ('C') or column-major ('F'); a copy only when needed.
+
+    1-D arrays are both at once and come back as they are.
+    """
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+    xp = np if isinstance(array, np.ndarray) else _cupy()
+    return xp.ascontiguousarray(array) if order == "C" else xp.asfortranarray(array)
+
+
+def layout(array: Any) -> str:
+    """'C', 'F', 'C,F' (1-D or one column: both) or 'strided', read from the array's flags."""
+    flags = array.flags
+    both = [name for name, ok in (("C", flags.c_contiguous), ("F", flags.f_contiguous)) if ok]
+    return ",".join(both) or "strided"
+
+
+def to_device(array: np.ndarray, order: str = "C") -> Any:
+    """Copy a host array into device memory (a CuPy array in `order`), waiting until it is there."""
+    import cupy
+
+    out = cupy.asarray(array, order=order)
     synchronize()
     return out
 
@@ -78,59 +320,272 @@ def to_host(array: Any) -> np.ndarray:
     return np.asarray(array)
 
 
-def synchronize() -> None:
-    """Wait for all queued device work, so a timer stopped next measures the real cost."""
+def on_device(value: Any) -> bool:
+    """Whether `value` lives in device memory (CuPy, cuDF, Numba: the CUDA array interface)."""
+    return hasattr(value, "__cuda_array_interface__")
+
+
+def read_split_device(directory: Any, parts: tuple[str, ...]) -> dict[str, Any]:
+    """The cached split read by cuDF straight into device memory, as cuDF frames by split
+    ('train', 'test'), waiting until the reads are done."""
+    import cudf
+
+    frames = {name: cudf.read_parquet(f"{directory}/{name}.parquet") for name in parts}
+    synchronize()
+    return frames
+
+
+def frames_to_arrays(frames: dict[str, Any], order: str, wanted: tuple[str, ...]) -> dict[str, Any]:
+    """CuPy arrays of cuDF frames, X in `order` (cuDF's `to_cupy` makes column-major
+    matrices: converted here when C is asked for), for the names in `wanted` (X_train, ...)."""
+    out = {}
+    for name in wanted:
+        kind, split = name.split("_", 1)
+        frame = frames[split]
+        if kind == "X":
+            out[name] = in_layout(frame.drop(columns=["target"]).to_cupy(), order)
+        else:
+            out[name] = frame["target"].to_cupy()
+    synchronize()
+    return out
+
+
+def _cupy() -> Any:
     import cupy
 
-    cupy.cuda.Device().synchronize()
+    return cupy
+
+
+# -- device memory of this process ---------------------------------------------------------
+
+@dataclass
+class GpuMemory:
+    """Peak growth of this process's device memory over a block (MB), and how it was measured."""
+
+    method: str = "none"
+    peak_mb: float | None = None
+    parts: dict[str, float] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        parts = ", ".join(f"{k} {v:.1f} MB" for k, v in self.parts.items())
+        return f"{self.method} ({parts})" if parts else self.method
+
+
+@contextlib.contextmanager
+def gpu_memory_meter(library: str = "", interval_s: float = 0.005) -> Iterator[GpuMemory]:
+    """Measure the peak of this process's own device memory during the block.
+
+    Never the device-wide figure (another process, the suite's own CUDA context, would
+    count). The method, kept in `GpuMemory.method`:
+
+    - `rmm_statistics` for cuML and cuDF (RAPIDS libraries allocate through RMM, and route
+      CuPy through it on import): the peak of RMM's statistics adaptor, which keeps its
+      own peak, so no thread samples (needs `init_device` to have switched it on);
+    - `nvml_process` for anything else (XGBoost has its own allocator): NVML's count of
+      this process's device memory, sampled every `interval_s` by a thread, growth over
+      the level at entry (so the CUDA context made before is not counted);
+    - `cupy_pool` where neither works: the bytes CuPy's pool holds at the end, after it was
+      emptied at entry (the pool never gives memory back by itself, so that is its peak);
+      it counts CuPy's allocations only.
+    """
+    result = GpuMemory()
+    rapids = library.split(".", 1)[0] in ("cuml", "cudf")
+    if rapids and _rmm_statistics_on():
+        import rmm.statistics
+
+        rmm.statistics.push_statistics()
+        try:
+            yield result
+        finally:
+            popped = rmm.statistics.pop_statistics()
+            result.method, result.peak_mb = "rmm_statistics", popped.peak_bytes / 2**20
+            result.parts["rmm peak"] = result.peak_mb
+        return
+    sampler = _NvmlProcessSampler(interval_s)
+    if sampler.start():
+        try:
+            yield result
+        finally:
+            result.method, result.peak_mb = "nvml_process", sampler.stop() / 2**20
+        return
+    if "cupy" in sys.modules:
+        import cupy
+
+        pool = cupy.get_default_memory_pool()
+        pool.free_all_blocks()
+        start = pool.total_bytes()
+        try:
+            yield result
+        finally:
+            synchronize()
+            result.method, result.peak_mb = "cupy_pool", (pool.total_bytes() - start) / 2**20
+        return
+    yield result
+
+
+def _rmm_statistics_on() -> bool:
+    if "rmm" not in sys.modules:
+        return False
+    import rmm.statistics
+
+    return rmm.statistics.get_statistics() is not None
+
+
+def process_gpu_memory(handle: Any = None) -> int | None:
+    """Bytes of device memory NVML counts for this process on this process's GPU, or None
+    when NVML cannot see this process (no NVML, a container's own process ids, MIG)."""
+    pynvml, _ = nvml()
+    handle = handle if handle is not None else nvml_handle(0)
+    if pynvml is None or handle is None:
+        return None
+    try:
+        processes = pynvml.nvmlDeviceGetComputeRunningProcesses(handle)
+    except pynvml.NVMLError:
+        return None
+    mine = [p.usedGpuMemory for p in processes if p.pid == os.getpid() and p.usedGpuMemory is not None]
+    return int(sum(mine)) if mine else None
+
+
+class _NvmlProcessSampler:
+    """Peak growth of `process_gpu_memory` over a block, sampled by a thread."""
+
+    def __init__(self, interval_s: float) -> None:
+        self.interval_s = interval_s
+        self._stop = threading.Event()
+        self._handle = nvml_handle(0)
+        self._start = self._peak = 0
+
+    def start(self) -> bool:
+        first = process_gpu_memory(self._handle) if self._handle is not None else None
+        if first is None:
+            return False
+        self._start = self._peak = first
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return True
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self._take()
+
+    def _take(self) -> None:
+        now = process_gpu_memory(self._handle)
+        if now is not None:
+            self._peak = max(self._peak, now)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        self._take()
+        return self._peak - self._start
 
 
 def gpu_memory_used() -> int:
-    """Bytes in use on the current device (all processes: the driver's own count)."""
+    """Bytes in use on the current device, by every process (the driver's own count).
+
+    Device-wide: not a measure of one case (see `gpu_memory_meter`).
+    """
     import cupy
 
     free, total = cupy.cuda.runtime.memGetInfo()
     return int(total - free)
 
 
-@functools.lru_cache(maxsize=1)
-def driver_versions() -> dict[str, str]:
-    """The NVIDIA driver's version and the newest CUDA version it supports, when present."""
-    out: dict[str, str] = {}
-    try:
-        cuda = ctypes.CDLL("libcuda.so.1")
-        version = ctypes.c_int(0)
-        if cuda.cuDriverGetVersion(ctypes.byref(version)) == 0:
-            out["cuda_driver_api"] = f"{version.value // 1000}.{version.value % 1000 // 10}"
-    except OSError:
-        return out
-    try:
-        nvml = ctypes.CDLL("libnvidia-ml.so.1")
-        text = ctypes.create_string_buffer(96)
-        if nvml.nvmlInit_v2() == 0 and nvml.nvmlSystemGetDriverVersion(text, 96) == 0:
-            out["driver"] = text.value.decode(errors="replace")
-    except OSError:
-        pass
+# -- cuML -------------------------------------------------------------------------------------
+
+def cuml_version() -> tuple[int, int] | None:
+    """The installed cuML's (year, month) release, from its package metadata (no import)."""
+    from importlib import metadata
+
+    for dist in ("cuml-cu13", "cuml-cu12", "cuml"):
+        try:
+            text = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+        year, month = text.split(".")[:2]
+        return int(year), int(month)
+    return None
+
+
+class NvmlUnavailable(RuntimeError):
+    """NVML cannot answer on this machine (or for this GPU); the message says why."""
+
+
+def nvml_gpus(count: int = 1) -> list[tuple[Any, str]]:
+    """(NVML handle, name) of the first `count` CUDA devices this process computes on
+    (matched by `nvml_handle`); raises `NvmlUnavailable` saying why not."""
+    pynvml, why = nvml()
+    if pynvml is None:
+        raise NvmlUnavailable(why)
+    out = []
+    for ordinal in range(count):
+        handle = nvml_handle(ordinal)
+        if handle is None:
+            raise NvmlUnavailable(f"NVML does not know CUDA device {ordinal} (no CUDA driver, or the device "
+                                  "is not visible to this process)")
+        name = pynvml.nvmlDeviceGetName(handle)
+        out.append((handle, name.decode() if isinstance(name, bytes) else str(name)))
     return out
 
 
-def install_accelerator(name: str) -> None:
-    """Install a zero-code-change accelerator in this process, before sklearn is imported."""
+def gpu_energy_mj(handle: Any) -> int:
+    """The GPU's total energy counter: millijoules since the driver loaded (NVML, Volta and newer)."""
+    pynvml, why = nvml()
+    if pynvml is None:
+        raise NvmlUnavailable(why)
+    try:
+        return int(pynvml.nvmlDeviceGetTotalEnergyConsumption(handle))
+    except pynvml.NVMLError as exc:
+        raise NvmlUnavailable(f"this GPU has no total-energy counter: {exc}") from None
+
+
+def install_accelerator(name: str) -> str:
+    """Install a zero-code-change accelerator in this process, before sklearn is imported;
+    return how it was installed, in words (for `ran_on`).
+
+    cuml.accel is installed on plain device memory (`disable_uvm=True`): by default it
+    switches RMM to managed (unified) memory, which would compare it with `cuml` under
+    another allocator, count only resident pages, and can hang a GPU when oversubscribed.
+    A cuml.accel without its profiler is refused: its fallbacks to the CPU could not be seen.
+    """
     if name != "cuml.accel":
         raise ValueError(f"unknown accelerator {name!r}")
+    version = cuml_version()
+    if version is not None and version < ACCEL_MIN_CUML:
+        raise RuntimeError(f"cuML {version[0]}.{version[1]:02d} has no cuml.accel.profile (new in 25.08): a CPU "
+                           "fallback could not be told from a GPU fit; install cuML 25.12 or newer")
     import cuml.accel
 
-    cuml.accel.install()
+    if not hasattr(cuml.accel, "profile"):
+        raise RuntimeError("this cuml.accel has no profiler: a CPU fallback could not be told from a GPU fit")
+    cuml.accel.install(disable_uvm=True)
+    return f"cuml.accel installed with disable_uvm=True; {rmm_resource()}"
+
+
+def rmm_resource() -> str:
+    """RMM's current device memory resource, e.g. 'rmm resource CudaMemoryResource'.
+
+    Raises when it is managed (unified) memory: cuml.accel's numbers would then be taken
+    under another allocator than cuML's own.
+    """
+    if "rmm" not in sys.modules:
+        return "rmm not loaded"
+    import rmm
+
+    chain, mr = [], rmm.mr.get_current_device_resource()
+    while mr is not None:
+        chain.append(type(mr).__name__)
+        mr = getattr(mr, "upstream_mr", None)
+    if any("Managed" in name for name in chain):
+        raise RuntimeError(f"RMM allocates managed (unified) memory ({' <- '.join(chain)}), not plain device memory")
+    return "rmm resource " + " <- ".join(chain)
 
 
 def accel_profile() -> Any:
-    """cuml.accel's profiler as a context manager (a no-op yielding None where it has none)."""
-    import contextlib
-
+    """cuml.accel's profiler as a context manager (`install_accelerator` made sure it exists)."""
     import cuml.accel
 
-    profile = getattr(cuml.accel, "profile", None)
-    return profile(quiet=True) if profile is not None else contextlib.nullcontext()
+    return cuml.accel.profile(quiet=True)
 
 
 def accel_fit_calls(report: Any, class_name: str) -> tuple[int, int, list[str]] | None:
@@ -148,34 +603,23 @@ def accel_fit_calls(report: Any, class_name: str) -> tuple[int, int, list[str]] 
     return gpu, cpu, sorted(reasons)
 
 
-def cuml_device_type() -> str | None:
-    """Where cuML says it executes ('gpu' or 'cpu'), when this cuML can say."""
+def cuml_device_selection() -> str | None:
+    """cuML's global device type where this cuML still has one ('cpu'/'host' means CPU),
+    or None: cuML 25.08 removed CPU execution outside cuml.accel, and the setting with it."""
     try:
         import cuml
 
         return str(cuml.global_settings.device_type.name).lower()
-    except Exception:  # noqa: BLE001 - older cuML without device selection: it only runs on the GPU
+    except Exception:  # noqa: BLE001 - no such setting: this cuML runs its estimators on the GPU only
         return None
 
 
-def load_split(directory: Any) -> dict[str, Any]:
-    """A cached split read by cuDF straight into device memory (no host round trip)."""
-    import cudf
-
-    out = {}
-    for name in ("train", "test"):
-        frame = cudf.read_parquet(f"{directory}/{name}.parquet")
-        out[f"X_{name}"] = frame.drop(columns=["target"]).to_cupy()
-        out[f"y_{name}"] = frame["target"].to_cupy()
-    synchronize()
-    return out
-
+# -- Dask on GPUs -----------------------------------------------------------------------------
 
 def local_cuda_cluster(**options: Any) -> Any:
-    """A dask-cuda LocalCUDACluster: one Dask worker per visible GPU (the first n_workers)."""
+    """A dask-cuda LocalCUDACluster: one worker per GPU, the first `n_workers` of the GPUs
+    this process may see (dask-cuda reads CUDA_VISIBLE_DEVICES itself, UUIDs and MIG
+    instances included; setting it here would pick other GPUs than the user's)."""
     from dask_cuda import LocalCUDACluster
 
-    n_workers = options.get("n_workers")
-    if n_workers:  # the first n GPUs, each worker pinned to its own
-        options.setdefault("CUDA_VISIBLE_DEVICES", ",".join(str(i) for i in range(n_workers)))
     return LocalCUDACluster(**options)

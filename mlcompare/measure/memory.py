@@ -1,50 +1,105 @@
-"""Peak memory of a block of work: this process's resident memory (and the GPU's) while it runs."""
+"""Peak host memory of one fit, measured so that the figure does not depend on what ran before.
+
+The fit measured is the cold fit: the first fit of the case's fresh process. A later fit
+in the same process would be served partly from heap pages that earlier fits freed but the
+allocator kept resident (glibc keeps freed memory and raises its mmap threshold after
+large frees), so its resident-size growth reads about 0 whatever it allocated.
+
+How: the kernel's high-water mark of this process's resident memory (`VmHWM`) is reset
+to the current size just before the fit (`/proc/self/clear_refs`, value 5, Linux ≥ 4.0)
+and read just after; the figure is that peak minus the resident size before the fit. No
+thread samples anything while the timed cold fit runs, and no allocation is missed
+between samples. Where the reset is not allowed (not Linux, a restricted /proc), a
+sampling thread does it instead (`method` says which): it can miss short peaks and takes
+a little CPU from the fit.
+
+A local Dask cluster's workers are other processes: their resident memory is added by
+sampling them (`children`), as their own high-water marks cannot be reset from here.
+"""
 
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import psutil
 
-from mlcompare.measure import device
+_STATUS = Path("/proc/self/status")
+_CLEAR_REFS = Path("/proc/self/clear_refs")
 
 
-class PeakMemory:
-    """Peak growth of this process's resident memory (and of used GPU memory) in a block.
+def _status_bytes(key: str) -> int | None:
+    """A `kB` line of /proc/self/status (VmRSS, VmHWM) in bytes, or None where there is none."""
+    try:
+        for line in _STATUS.read_text().splitlines():
+            if line.startswith(f"{key}:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
 
-    A background thread samples every `interval_s`; growth is measured against the level
-    when the block was entered, so it is what the block itself allocated. With `children`
-    the resident memory of every descendant process counts too (a local Dask cluster's
-    workers); listing them costs more, so those samples are ten times rarer.
+
+def reset_high_water_mark() -> bool:
+    """Set this process's resident high-water mark to its current size; False where not allowed."""
+    try:
+        _CLEAR_REFS.write_text("5")
+    except OSError:
+        return False
+    return _status_bytes("VmHWM") is not None
+
+
+class FitMemory:
+    """Peak growth of this process's resident memory over a block (see the module's docstring).
+
+    `host_mb` after the block; `method` is "high-water mark" or "sampled".
     """
 
-    def __init__(self, gpu: bool = False, interval_s: float = 0.005, children: bool = False) -> None:
-        self.gpu = gpu
+    def __init__(self, children: bool = False) -> None:
+        self.children = children
+        self.host_mb = 0.0
+        self.method = ""
+        self._sampler: _Sampler | None = None
+
+    def __enter__(self) -> FitMemory:
+        if not self.children and reset_high_water_mark():
+            self.method = "high-water mark"
+            self._start = _status_bytes("VmRSS")
+        else:
+            self.method = "sampled"
+            self._sampler = _Sampler(children=self.children).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._sampler is not None:
+            self.host_mb = self._sampler.stop() / 2**20
+        else:
+            self.host_mb = max(0, (_status_bytes("VmHWM") or 0) - (self._start or 0)) / 2**20
+
+
+class _Sampler:
+    """Peak growth of resident memory (this process, and its descendants with `children`),
+    sampled by a thread every `interval_s` (ten times rarer with children: listing them costs more)."""
+
+    def __init__(self, children: bool, interval_s: float = 0.005) -> None:
         self.children = children
         self.interval_s = interval_s * (10 if children else 1)
-        self.host_mb = 0.0
-        self.gpu_mb: float | None = None
-        self.samples = 0  # taken so far (a sampler starved by a loaded machine takes few)
+        self.samples = 0
         self._process = psutil.Process()
         self._stop = threading.Event()
 
-    def __enter__(self) -> "PeakMemory":
-        self._host_start = self._host_peak = self._rss()
-        if self.gpu:
-            self._gpu_start = self._gpu_peak = device.gpu_memory_used()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
+    def start(self) -> _Sampler:
+        self._start = self._peak = self._rss()
+        self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
         return self
 
-    def _sample(self) -> None:
+    def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
             self._take()
 
     def _take(self) -> None:
         self.samples += 1
-        self._host_peak = max(self._host_peak, self._rss())
-        if self.gpu:
-            self._gpu_peak = max(self._gpu_peak, device.gpu_memory_used())
+        self._peak = max(self._peak, self._rss())
 
     def _rss(self) -> int:
         total = self._process.memory_info().rss
@@ -56,13 +111,12 @@ class PeakMemory:
                     pass
         return total
 
-    def __exit__(self, *exc: object) -> None:
+    def stop(self) -> int:
+        """Stop sampling; the peak growth in bytes."""
         self._stop.set()
         self._thread.join()
         self._take()
-        self.host_mb = (self._host_peak - self._host_start) / 2**20
-        if self.gpu:
-            self.gpu_mb = (self._gpu_peak - self._gpu_start) / 2**20
+        return self._peak - self._start
 
 
 def peak_rss_mb() -> float:

@@ -69,7 +69,7 @@ def run(spec_path: Path, result_path: Path, quiet_fd: int | None = None) -> int:
             # intercepts the imports that follow.
             from mlcompare.measure.device import install_accelerator
 
-            install_accelerator(spec["accelerator"])
+            spec["accelerator_setup"] = install_accelerator(spec["accelerator"])
         from mlcompare.measure.case import run_case
 
         record = run_case(spec)

@@ -2,8 +2,9 @@
 
 Stored runs become one flat table of cases (`results`), then the comparison table
 (`table`), its renderings (`render`: terminal, Markdown, CSV, self-contained HTML), the
-parent run's description (`description`), break-even sizes (`breakeven`) and the plots
-(`plots`, one registry). It reads plain stored types, never MLflow itself, and is never
+parent run's description (`description`), break-even sizes (`breakeven`), the cheapest
+implementation (`costs`), predict-latency crossings (`latency`) and the plots (`plots`,
+one registry). It reads plain stored types, never MLflow itself, and is never
 imported inside a case's process.
 """
 
@@ -37,7 +38,7 @@ class SuiteReport:
 
 def suite_report(suite: StoredSuite) -> SuiteReport:
     """The parent run's table (CSV, Markdown, HTML, `log_table`), plots, break-evens and description."""
-    from mlcompare.report import breakeven, plots
+    from mlcompare.report import breakeven, latency, plots, threadcurve
 
     comparison = compare([suite])
     images = plots.render_all(comparison.cases, comparison.break_evens)
@@ -46,5 +47,7 @@ def suite_report(suite: StoredSuite) -> SuiteReport:
                "comparison.html": to_html(comparison, images),
                **{f"plots/{name}": png for name, png in images.items()}},
         tables={"comparison_table.json": comparison.table},
-        metrics=breakeven.as_metrics(comparison.break_evens),
+        metrics={**breakeven.as_metrics(comparison.break_evens),
+                 **latency.as_metrics(latency.crossings(comparison.cases)),
+                 **threadcurve.as_metrics(comparison.threads_worth)},
         description=description(comparison))

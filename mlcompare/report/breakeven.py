@@ -1,4 +1,4 @@
-"""Break-even size: the row count from which an implementation fits faster than the baseline.
+"""Break-even size: the training-row count from which an implementation fits faster than the baseline.
 
 Within one suite, for each pairing, each dataset swept over sizes (same generator and
 feature count) and each shared sweep point, the baseline's and an implementation's (at
@@ -67,16 +67,16 @@ def break_evens(cases: pd.DataFrame) -> list[BreakEven]:
     """
     ok = cases[(cases["status"] == Status.OK) & cases["fit_time_s"].notna()]
     keys = ["suite_run_id", "pairing", "dataset", "n_features", "sweep_shared"]
-    sizes_per_group = ok.groupby(keys, sort=False)["n_samples"].nunique()
+    sizes_per_group = ok.groupby(keys, sort=False)["training_rows"].nunique()
     swept = sizes_per_group[sizes_per_group > 1].reset_index()
     datasets_per_pairing = (swept.drop_duplicates(["suite_run_id", "pairing", "dataset", "n_features"])
                             .groupby(["suite_run_id", "pairing"]).size())
     found: list[BreakEven] = []
     for (suite, pairing, dataset, n_features, shared), group in ok.groupby(keys, sort=False):
-        base = group[group["is_baseline"]].set_index("n_samples")["fit_time_s"]
+        base = group[group["is_baseline"]].set_index("training_rows")["fit_time_s"]
         baseline = group["baseline"].iloc[0]
         for (impl, own), rows in group[~group["is_baseline"]].groupby(["implementation", "sweep_own"], sort=False):
-            times = rows.set_index("n_samples")["fit_time_s"]
+            times = rows.set_index("training_rows")["fit_time_s"]
             sizes = sorted(set(times.index) & set(base.index))
             point = crossing([float(n) for n in sizes], [base[n] for n in sizes], [times[n] for n in sizes])
             if point is None:

@@ -80,9 +80,9 @@ def time_vs_rows(cases: pd.DataFrame, found: list[BreakEven] | None = None) -> b
         several = part.groupby(["dataset", "n_features"]).ngroups > 1
         for index, ((series, dataset, d), line) in enumerate(
                 part.groupby(["series", "dataset", "n_features"], sort=False)):
-            line = line.sort_values("n_samples")
+            line = line.sort_values("training_rows")
             label = series + (f" · {dataset} ×{d}" if several else "")
-            ax.plot(line["n_samples"].astype(float), line["fit_time_s"], marker=_MARKERS[index % len(_MARKERS)],
+            ax.plot(line["training_rows"].astype(float), line["fit_time_s"], marker=_MARKERS[index % len(_MARKERS)],
                     label=label, color=_colour(part, series), ls="--" if line["is_baseline"].iloc[0] else "-")
         for b in found or []:
             if b.pairing == pairing and b.suite_run_id in set(part["suite_run_id"]):
@@ -225,6 +225,112 @@ def _workers_panel(ax, part: pd.DataFrame) -> None:
     ax.legend(fontsize=7)
 
 
+def latency_vs_batch(cases: pd.DataFrame) -> bytes:
+    """Predict latency against rows per call, a log-log panel per comparison group that logged
+    it: a line per implementation (solid: median, dashed: p99 where logged); a dotted vertical
+    marks the batch size from which an implementation answers faster than the baseline."""
+    from mlcompare.report import latency
+
+    data = latency.with_latency(_ran(cases))
+    several = data["suite_run_id"].nunique() > 1
+    groups = list(data.groupby(["suite_run_id", "pairing", "dataset_label", "sweep_shared"], sort=False))
+    fig, axes = _panels(len(groups))
+    if not groups:
+        return _empty(fig, axes[0], "no case logged predict latency by batch size (predict_batch_sizes)")
+    found = latency.crossings(data)
+    for ax, ((suite, pairing, dataset, shared), part) in zip(axes, groups):
+        for index, r in enumerate(part.itertuples()):
+            colour = _colour(part, r.series)
+            median, tail = latency.curve(r.latency, "p50"), latency.curve(r.latency, "p99")
+            ax.plot(list(median), list(median.values()), marker=_MARKERS[index % len(_MARKERS)], color=colour,
+                    label=f"{r.series} ({r.device})" + (" · baseline" if r.is_baseline else ""))
+            if tail:
+                ax.plot(list(tail), list(tail.values()), color=colour, ls="--", lw=1, alpha=0.8)
+        for c in found:
+            if (c.suite_run_id, c.pairing, c.group) == (suite, pairing, group_label(dataset, shared)):
+                ax.axvline(c.batch, color="#c44e52", ls=":", lw=1.2)
+                ax.annotate(f"{c.impl_label} faster ≥ {c.batch:,.0f} rows", (c.batch, 1),
+                            xycoords=("data", "axes fraction"), xytext=(3, -12), textcoords="offset points",
+                            fontsize=7, color="#c44e52", rotation=90, va="top",
+                            bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.8})
+        _log(ax, x=True, y=True)
+        where = f" · {part['suite_label'].iloc[0].split(' ', 1)[0]}" if several else ""
+        ax.set_title(f"{pairing} · {group_label(dataset, shared)}{where}", fontsize=9)
+        ax.set_xlabel("rows per predict call (batch size)")
+        ax.set_ylabel("latency per call (ms)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle("Predict latency against batch size (log-log)\nsolid: median, dashed: p99, dotted: where one "
+                 "answers faster than the baseline", fontsize=10)
+    return _png(fig)
+
+
+def time_vs_threads(cases: pd.DataFrame) -> bytes:
+    """Fit time against CPU threads (a thread sweep): a panel per suite × pairing × dataset ×
+    size × shared point, a line per CPU implementation, the cases not swept (GPU ones, the
+    baseline at the experiment's threads) as dashed horizontal references; a diamond on the
+    baseline's curve where it would match a reference (`threadcurve`)."""
+    from mlcompare.report.threadcurve import GROUP, group_worth
+
+    data = _ran(cases)
+    several = data["suite_run_id"].nunique() > 1
+    panels = []
+    for _, part in data.groupby(GROUP, sort=False, dropna=False):
+        if part["threads_swept"].notna().any():
+            first = part.iloc[0]
+            where = f" · {first['suite_label'].split(' ', 1)[0]}" if several else ""
+            panels.append((f"{first['pairing']} · {group_label(first['dataset_label'], first['sweep_shared'])}{where}",
+                           part))
+    fig, axes = _panels(len(panels))
+    if not panels:
+        return _empty(fig, axes[0], "no thread sweep ran (threads: [1, 2, 4, ...] in the experiment)")
+    for ax, (title, part) in zip(axes, panels):
+        _threads_panel(ax, part, [w for w in group_worth(part) if w.relation == "="])
+        ax.set_title(title, fontsize=9)
+    fig.suptitle("Fit time against CPU threads\n(log-log; dashed: not swept; ◆: where the baseline matches one)",
+                 fontsize=10)
+    return _png(fig)
+
+
+def _threads_panel(ax, part: pd.DataFrame, worth: list) -> None:
+    import matplotlib
+    from matplotlib.ticker import NullLocator
+
+    colours = matplotlib.colormaps["tab10"]
+    swept = part[part["threads_swept"].notna()]
+    lines = list(swept.groupby("implementation", sort=False))
+    for index, (impl, line) in enumerate(lines):
+        line = line.sort_values("threads_swept", kind="stable")
+        x = line["threads_swept"].astype(float).to_numpy()
+        y = line["fit_time_s"].to_numpy(dtype=float)
+        ax.plot(x, y, marker=_MARKERS[index % len(_MARKERS)], color=colours(index % 10), label=impl)
+        low, high = line["fit_ci_low_s"].to_numpy(dtype=float), line["fit_ci_high_s"].to_numpy(dtype=float)
+        has = ~(pd.isna(low) | pd.isna(high))
+        if has.any():
+            err = [(y[has] - low[has]).clip(min=0), (high[has] - y[has]).clip(min=0)]
+            ax.errorbar(x[has], y[has], yerr=err, fmt="none", ecolor=colours(index % 10), capsize=3, lw=1)
+    references = part[part["threads_swept"].isna()]
+    for index, r in enumerate(references.itertuples(), start=len(lines)):
+        threads = f", {r.threads} threads" if not pd.isna(r.threads) else ""
+        ax.axhline(r.fit_time_s, color=colours(index % 10), ls="--", lw=1.2,
+                   label=f"{r.impl_label} ({r.device}{threads})")
+    for w in worth:
+        if w.impl_label in set(references["impl_label"]):
+            ax.plot([w.threads], [w.fit_time_s], marker="D", color="black", ms=5)
+            ax.annotate(f"{w.threads:.2g}", (w.threads, w.fit_time_s), xytext=(4, 4), textcoords="offset points",
+                        fontsize=7)
+    counts = sorted({int(t) for t in swept["threads_swept"]})
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(counts, [str(t) for t in counts])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlim(counts[0] / 1.5, counts[-1] * 1.5)
+    _log(ax, x=False, y=True)
+    ax.set_xlabel("CPU threads (log2 scale)")
+    ax.set_ylabel("fit time (s, median; bars: CI)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+
+
 def pareto_front(times: list[float], qualities: list[float], higher_is_better: bool = True) -> list[bool]:
     """For each point, whether no other point is at least as fast and as good, and better in one."""
     sign = 1 if higher_is_better else -1
@@ -332,5 +438,7 @@ PLOTS: dict[str, Callable[[pd.DataFrame, list[BreakEven]], bytes]] = {
     "quality_vs_time.png": lambda cases, found: quality_vs_time(cases),
     "cold_vs_warm.png": lambda cases, found: cold_vs_warm(cases),
     "time_vs_workers.png": lambda cases, found: time_vs_workers(cases),
+    "latency_vs_batch.png": lambda cases, found: latency_vs_batch(cases),
+    "time_vs_threads.png": lambda cases, found: time_vs_threads(cases),
 }
 NAMES = tuple(PLOTS)

@@ -40,11 +40,18 @@ def markdown_table(cells: pd.DataFrame) -> str:
 
 
 def legend(comparison: Comparison) -> str:
-    levels = comparison.cases["fit_ci_level"].dropna()
-    level = f"{levels.min() * 100:.0f} %" if not levels.empty else "95 %"
-    return (f"fit s: median warm fit in seconds [confidence interval of the median from the repeats, "
-            f"at least {level}]; speed-up: the baseline's fit time over this one's [95 % CI when recorded]; "
-            f"quality: the pairing's main metric; parity: whether that metric kept up with the baseline.")
+    text = ("fit s: median warm fit in seconds [interval of the median from the repeats, and the share of "
+            "such intervals that cover the true median at this number of repeats]; speed-up: the baseline's "
+            "fit time over this one's [interval, and its coverage]; noisy: the repeats or the machine's load "
+            "say the timing is unsteady; quality: the pairing's main metric; parity: whether that metric "
+            "kept up with the baseline.")
+    if comparison.cases["speedup_fit_lower_bound"].notna().any():
+        text += (" ≥ N×: the baseline's time limit stopped it in its first fit, which had run N times this one's "
+                 "fit.")
+    if comparison.cases["fit_cost_ratio"].notna().any():
+        text += (" cost ratio: this fit's cost over the baseline's, each fit time priced at its machine's "
+                 "cost_per_hour (below 1: cheaper; a GPU 10× faster at 19× the price is 1.9).")
+    return text
 
 
 def to_text(comparison: Comparison) -> str:

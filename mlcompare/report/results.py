@@ -8,35 +8,44 @@ reads the same way. Metrics a version did not record are simply missing (NaN).
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from mlcompare.data.cache import human_count
 from mlcompare.measure.quality import HIGHER_IS_BETTER, TASK_METRICS
-from mlcompare.measure.stats import median_ci
+from mlcompare.measure.stats import median_interval
 from mlcompare.records import Status
 
 if TYPE_CHECKING:  # only the types: reading results never needs MLflow itself
     from mlcompare.tracking.stored import StoredRun, StoredSuite
 
 #: Metrics copied from each case run as they are (absent ones become NaN).
-CASE_METRICS = ("fit_time_s", "fit_time_min_s", "fit_time_iqr_s", "fit_cold_time_s", "predict_time_s",
-                "transfer_time_s", "end_to_end_time_s", "speedup_fit", "speedup_fit_ci_low",
-                "speedup_fit_ci_high", "quality_delta", "prediction_agreement", "peak_host_memory_mb")
+CASE_METRICS = ("fit_time_s", "fit_time_min_s", "fit_time_iqr_s", "fit_time_cv", "fit_cold_time_s",
+                "predict_time_s", "predict_cold_time_s", "transfer_time_s", "end_to_end_time_s", "speedup_fit",
+                "speedup_fit_ci_low", "speedup_fit_ci_high", "speedup_fit_ci_level", "quality_delta",
+                "prediction_agreement", "peak_host_memory_mb", "fit_peak_host_memory_mb", "fit_time_rounds_cv",
+                "fit_cost_usd", "fit_cost_ratio", "end_to_end_cost_usd", "predict_cost_usd_per_1k_rows",
+                "fit_energy_j", "speedup_fit_lower_bound")
 _QUALITY_ORDER = tuple(m for metrics in TASK_METRICS.values() for m in metrics)
 
 #: Params copied as text, "" where a run has none (runs without a sweep, older stores).
 #: `sweep_shared` is the part of a sweep point the baseline follows (its own comparison
 #: group), `sweep_own` an implementation's own point (compared with the same baseline).
 TEXT_PARAMS = ("sweep", "sweep_shared", "sweep_own", "dask_cluster")
-#: Params read as nullable integers (missing: <NA>); logged by distributed implementations.
-INT_PARAMS = ("dask_workers", "dask_threads_per_worker")
+#: Params read as nullable integers (missing: <NA>); logged by distributed implementations,
+#: and by CPU implementations (`threads`; GPU ones log "library default", read as <NA>).
+INT_PARAMS = ("dask_workers", "dask_threads_per_worker", "threads")
 
 COLUMNS = ("suite_run_id", "suite", "suite_label", "host", "run_id", "run_name", "pairing", "implementation",
            "impl_label", "library", "device", "dataset", "n_samples", "n_features", "dataset_label", "baseline",
            "is_baseline", "status", "note", "main_metric", "higher_is_better", "quality", "parity",
-           "repeats_done", "fit_ci_low_s", "fit_ci_high_s", "fit_ci_level") + TEXT_PARAMS + INT_PARAMS + CASE_METRICS
+           "training_rows", "timing_stability",
+           "repeats_done", "fit_ci_low_s", "fit_ci_high_s", "fit_ci_level", "latency", "threads_swept") + TEXT_PARAMS \
+    + INT_PARAMS + CASE_METRICS
+#: Predict latency by batch size, as logged by `mlcompare.measure.latency`.
+_LATENCY_METRIC = re.compile(r"^predict_latency_(p50|p99)_ms_b(\d+)$")
 
 
 def case_frame(suites: list[StoredSuite]) -> pd.DataFrame:
@@ -48,7 +57,7 @@ def case_frame(suites: list[StoredSuite]) -> pd.DataFrame:
         for run in suite.cases:
             rows.append(_case_row(suite, label, host, run))
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
-    for column in ("n_samples", "n_features") + INT_PARAMS:
+    for column in ("n_samples", "n_features", "training_rows", "threads_swept") + INT_PARAMS:
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
     return frame
 
@@ -57,29 +66,56 @@ def _case_row(suite: StoredSuite, label: str, host: str, run: StoredRun) -> dict
     p, m, t = run.params, run.metrics, run.tags
     main = main_metric(p.get("pairing", ""), t, m)
     repeats = run.history.get("fit_time_repeat_s", [])
-    low, high, level = median_ci(repeats) if repeats else (math.nan, math.nan, math.nan)
+    low, high, level = _fit_interval(m, repeats)
     status = t.get("case_status") or (Status.OK if run.status == "FINISHED" else Status.FAILED)
     n_samples, n_features = _int(p.get("n_samples")), _int(p.get("n_features"))
-    is_baseline = p.get("implementation") == t.get("baseline")
+    # column-major data (a layout sweep) is a comparison group of its own
+    layout = " F-order" if p.get("order") == "F" else ""
+    dataset = f"{p.get('dataset')}{layout}" if layout else p.get("dataset")
+    # the baseline implementation at a point of a thread sweep is a case like any other
+    is_baseline = p.get("implementation") == t.get("baseline") and not p.get("sweep_own")
     row = {
         "suite_run_id": suite.run.run_id, "suite": suite.run.params.get("suite_name", suite.run.name),
         "suite_label": label, "host": host, "run_id": run.run_id, "run_name": run.name,
         "pairing": p.get("pairing"), "implementation": p.get("implementation"),
         "impl_label": impl_label(p.get("implementation"), p.get("sweep_own", "")), "library": p.get("library"),
-        "device": p.get("device"), "dataset": p.get("dataset"), "n_samples": n_samples, "n_features": n_features,
-        "dataset_label": _dataset_label(p.get("dataset"), n_samples, n_features),
+        "device": p.get("device"), "dataset": dataset, "n_samples": n_samples, "n_features": n_features,
+        "dataset_label": _dataset_label(p.get("dataset"), n_samples, n_features) + layout,
         "baseline": t.get("baseline"), "is_baseline": is_baseline, "status": status,
         "note": t.get("skip_reason") or t.get("error") or "",
         "main_metric": main, "higher_is_better": HIGHER_IS_BETTER.get(main, True),
         "quality": m.get(main, math.nan) if main else math.nan,
         "parity": t.get("parity") or ("baseline" if is_baseline and status == Status.OK else ""),
+        # rows the fits saw; runs older than the param: all rows (train and test), as they were plotted
+        "training_rows": _int(p.get("training_rows")) or n_samples,
+        "timing_stability": t.get("timing_stability", ""),
         "repeats_done": len(repeats), "fit_ci_low_s": low, "fit_ci_high_s": high, "fit_ci_level": level,
+        "latency": latency_by_batch(m),
+        "threads_swept": _int(p.get("sweep.threads")),
         **{k: p.get(k, "") for k in TEXT_PARAMS}, **{k: _int(p.get(k)) for k in INT_PARAMS},
         **{k: m.get(k, math.nan) for k in CASE_METRICS},
     }
     if is_baseline and status == Status.OK and math.isnan(row["speedup_fit"]):
         row["speedup_fit"] = 1.0
     return row
+
+
+def _fit_interval(metrics: dict[str, float], repeats: list[float]) -> tuple[float, float, float]:
+    """The logged interval of the median fit time; for runs older than that metric, made from the repeats."""
+    if "fit_time_ci_level" in metrics:
+        return metrics["fit_time_ci_low_s"], metrics["fit_time_ci_high_s"], metrics["fit_time_ci_level"]
+    found = median_interval(repeats)
+    return (found.low, found.high, found.level) if found else (math.nan, math.nan, math.nan)
+
+
+def latency_by_batch(metrics: dict[str, float]) -> dict[int, dict[str, float]]:
+    """{batch size: {"p50": ms, "p99": ms}} from a run's `predict_latency_*` metrics (p99 where logged)."""
+    out: dict[int, dict[str, float]] = {}
+    for name, value in metrics.items():
+        found = _LATENCY_METRIC.match(name)
+        if found:
+            out.setdefault(int(found.group(2)), {})[found.group(1)] = value
+    return dict(sorted(out.items()))
 
 
 def impl_label(implementation: str | None, sweep_own: str = "") -> str:

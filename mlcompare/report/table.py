@@ -17,14 +17,15 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from mlcompare.records import Status
-from mlcompare.report import breakeven, results
+from mlcompare.report import breakeven, costs, latency, results, threadcurve
 
 if TYPE_CHECKING:
     from mlcompare.tracking.stored import StoredSuite
 
 #: Per implementation, the comparison table's columns (CSV and `log_table`).
 FIELDS = ("status", "fit_time_s", "fit_ci_low_s", "fit_ci_high_s", "speedup_fit", "speedup_fit_ci_low",
-          "speedup_fit_ci_high", "quality", "parity", "note")
+          "speedup_fit_ci_high", "speedup_fit_lower_bound", "fit_cost_usd", "fit_cost_ratio",
+          "quality", "parity", "note")
 _ROW_KEYS = ["suite", "suite_run_id", "host", "pairing", "dataset", "n_samples", "n_features", "main_metric"]
 
 @dataclass
@@ -35,6 +36,7 @@ class Comparison:
     cases: pd.DataFrame
     break_evens: list[breakeven.BreakEven]
     table: pd.DataFrame = field(init=False)
+    threads_worth: list[threadcurve.ThreadsWorth] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.table = comparison_table(self.cases)
@@ -42,7 +44,7 @@ class Comparison:
 
 def compare(suites: list[StoredSuite]) -> Comparison:
     cases = results.case_frame(suites)
-    return Comparison(suites, cases, breakeven.break_evens(cases))
+    return Comparison(suites, cases, breakeven.break_evens(cases), threadcurve.threads_worth(cases))
 
 
 def comparison_table(cases: pd.DataFrame) -> pd.DataFrame:
@@ -85,6 +87,7 @@ def _pairing_cells(cases: pd.DataFrame, several_suites: bool) -> pd.DataFrame:
     impls = _impl_labels(cases)
     metric = next((m for m in cases["main_metric"] if isinstance(m, str)), "quality")
     show_parity = cases["parity"].isin(["ok", "degraded"]).any()
+    show_cost = not costs.priced(cases).empty
     keys = ["suite_label", "dataset", "n_features", "n_samples", "sweep_shared"]
     out = []
     for _, group in cases.groupby(keys, sort=False):
@@ -100,6 +103,8 @@ def _pairing_cells(cases: pd.DataFrame, several_suites: bool) -> pd.DataFrame:
             row[(impl, "fit s")] = _fit_cell(r)
             if not baseline:
                 row[(impl, "speed-up")] = _speedup_cell(r)
+            if show_cost and not baseline:
+                row[(impl, "cost ratio")] = costs.ratio_text(r["fit_cost_ratio"]) if r else ""
             row[(impl, metric)] = number_text(r["quality"]) if r and r["status"] == Status.OK else ""
             if show_parity and not baseline:
                 row[(impl, "parity")] = (r["parity"] or "") if r else ""
@@ -116,17 +121,30 @@ def _fit_cell(r: dict | None) -> str:
         return r["status"]
     text = number_text(r["fit_time_s"])
     if r["repeats_done"] and r["repeats_done"] > 1 and not math.isnan(r["fit_ci_low_s"]):
-        text += f" [{number_text(r['fit_ci_low_s'])}–{number_text(r['fit_ci_high_s'])}]"
+        text += (f" [{number_text(r['fit_ci_low_s'])}–{number_text(r['fit_ci_high_s'])}"
+                 f"{level_text(r['fit_ci_level'])}]")
+    if str(r.get("timing_stability") or "").startswith("noisy"):
+        text += " noisy"
     return text
 
 
 def _speedup_cell(r: dict | None) -> str:
+    if r is not None and r["status"] == Status.OK and not pd.isna(r["speedup_fit_lower_bound"]):
+        return f"≥ {r['speedup_fit_lower_bound']:.3g}×"  # the baseline timed out in its first fit
     if r is None or r["status"] != Status.OK or pd.isna(r["speedup_fit"]):
         return ""
     text = f"{r['speedup_fit']:.3g}×"
     if not pd.isna(r["speedup_fit_ci_low"]) and not pd.isna(r["speedup_fit_ci_high"]):
-        text += f" [{r['speedup_fit_ci_low']:.3g}–{r['speedup_fit_ci_high']:.3g}]"
+        text += (f" [{r['speedup_fit_ci_low']:.3g}–{r['speedup_fit_ci_high']:.3g}"
+                 f"{level_text(r.get('speedup_fit_ci_level'))}]")
     return text
+
+
+def level_text(level: float | None) -> str:
+    """", 90 %": the coverage an interval states, beside its bounds (nothing when not recorded)."""
+    if level is None or pd.isna(level):
+        return ""
+    return f", {level * 100:.3g} %"
 
 
 def number_text(value: float) -> str:
@@ -227,13 +245,23 @@ def sections(comparison: Comparison):
     for pairing in dict.fromkeys(comparison.cases["pairing"].dropna()):
         part = comparison.cases[comparison.cases["pairing"] == pairing]
         part = part.sort_values(["dataset", "n_features", "n_samples", "suite_label"], kind="stable")
-        evens = _break_even_lines(comparison, pairing) + worker_lines(part)
+        evens = (_break_even_lines(comparison, pairing) + worker_lines(part) + costs.cheapest_lines(part)
+                 + latency.crossing_lines(latency.crossings(part), pairing)
+                 + [w.text() + _suite_of(comparison, w.suite_run_id) for w in comparison.threads_worth
+                    if w.pairing == pairing])
         absent = part["impl_label"].isin(skipped_everywhere(part))
         if absent.all():  # nothing ran at all: the table itself says so
             yield pairing, _pairing_cells(part, several), _notes(part), evens
             continue
         notes = _notes(part[~absent]) + ([_skipped_line(part[absent])] if absent.any() else [])
         yield pairing, _pairing_cells(part[~absent], several), notes, evens
+
+
+def _suite_of(comparison: Comparison, suite_run_id: str) -> str:
+    if len(comparison.suites) < 2:
+        return ""
+    labels = dict(zip(comparison.cases["suite_run_id"], comparison.cases["suite_label"]))
+    return f" ({labels.get(suite_run_id, suite_run_id)})"
 
 
 def suite_headers(comparison: Comparison) -> list[list[str]]:

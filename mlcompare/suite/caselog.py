@@ -12,10 +12,16 @@ from mlcompare.config.experiment import Case, Experiment
 from mlcompare.config.pairing import Implementation
 from mlcompare.config.selection import point_label
 from mlcompare.measure import cluster as dask_cluster
-from mlcompare.records import RUN_STATUS, CaseRecord
+from mlcompare.records import RUN_STATUS, CaseRecord, Status
+from mlcompare.suite.cost import cost_note
 
 if TYPE_CHECKING:
     from mlcompare.tracking.writer import Recorder
+
+
+#: Metric histories of every repeat (step = repeat), from the record's lists.
+HISTORIES = {"fit_time_repeat_s": "fit_times", "fit_host_input_time_repeat_s": "fit_host_times",
+             "predict_time_repeat_s": "predict_times"}
 
 
 def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Experiment, threads: int,
@@ -25,15 +31,21 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
         "pairing": pairing.name, "implementation": impl.name, "library": impl.library,
         "device": impl.device, "dataset": spec.name, "dataset_kind": spec.kind,
         "n_samples": record["n_samples"] or "all", "n_features": record["n_features"] or "as the data has",
-        "dtype": spec.dtype, "seed": spec.seed,
-        "repeats": experiment.repeats, "min_time_s": experiment.min_time_s,
-        "threads": record.get("threads", threads) if impl.device == "cpu" else "library default",
+        "dtype": spec.dtype, "order": spec.order, "seed": spec.seed,
+        "training_rows": record.get("training_rows") or "unknown",
+        "repeats": experiment.repeats, "min_time_s": experiment.min_time_s, "rounds": experiment.rounds,
+        "threads": record.get("threads", case.threads or threads) if impl.device == "cpu" else "library default",
         "input_modes": _input_modes(impl),
         "estimator": impl.estimator,
         **{f"shared.{k}": v for k, v in pairing.params.items()},
     }
     if impl.accelerator:
         params["accelerator"] = impl.accelerator
+    if impl.device in experiment.cost_per_hour:
+        params["price_per_hour_usd"] = experiment.cost_per_hour[impl.device]
+    if experiment.predict_batch_sizes:
+        params["predict_batch_sizes"] = ",".join(map(str, sorted(experiment.predict_batch_sizes)))
+        params["predict_latency_budget_s"] = experiment.predict_latency_budget_s
     if impl.distributed:
         params.update(_cluster_params(case, record))
     if case.shared_point or case.impl_point:
@@ -53,22 +65,25 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
             "dataset_fingerprint": spec.fingerprint(), "task": pairing.task, **fingerprint}
     if pairing.plugin:
         tags["plugin"] = pairing.plugin
-    differences = pairing.differences(impl)
+    # declared in the pairing file, then found by comparing what both estimators really used
+    differences = pairing.differences(impl) + [f"found: {d}" for d in record.get("found_differences", [])]
     if differences:
         tags["param_differences"] = " | ".join(differences)
     for key in ("skip_reason", "error", "ran_on", "threadpools", "library_version", "parity", "dataset_sha256",
-                "signal", "worker_host", "dask_worker", "baseline_host"):
+                "signal", "worker_host", "dask_worker", "baseline_host", "timing_stability", "memory_method",
+                "load_reader", "gpu_memory_method", "gpu_clock_reasons", "energy_source", "energy_unavailable",
+                "latency_note"):
         if record.get(key):
             tags[key] = str(record[key])
     if record.get("process"):
         tags["case_process"] = record["process"]  # forked from the warm worker, or a fresh Python
     if record.get("failure"):
         tags["failure_reason"] = record["failure"]
+    if record.get("status") == Status.OK and cost_note(impl.device, record, experiment.cost_per_hour):
+        tags["cost_note"] = cost_note(impl.device, record, experiment.cost_per_hour)
     texts = {"worker_stderr.txt": record["stderr_tail"]} if record.get("stderr_tail") else None
     status = RUN_STATUS[record["status"]]
-    history = {name: record[key] for name, key in (("fit_time_repeat_s", "fit_times"),
-                                                   ("fit_host_input_time_repeat_s", "fit_host_times"))
-               if record.get(key)}
+    history = {name: record[key] for name, key in HISTORIES.items() if record.get(key)}
     dataset_input = None
     if record.get("dataset_sha256"):
         dataset_input = {"name": spec.label, "digest": record["dataset_sha256"][:16],
@@ -85,8 +100,9 @@ def _input_modes(impl: Implementation) -> str:
     """Where the timed fits find their data (`fit_time_s`), then the host-input fits' (numpy)."""
     if impl.distributed:
         return "dask,host"  # spread over the workers already; numpy arrays spread first
-    # an accelerator takes numpy arrays, as the unchanged user code would
-    return "device,host" if impl.device == "gpu" and not impl.accelerator else "host"
+    # an accelerator takes numpy arrays, as the unchanged user code would; so does a library that
+    # copies its input to the GPU itself (host_input)
+    return "device,host" if impl.device == "gpu" and not impl.accelerator and not impl.host_input else "host"
 
 
 def _cluster_params(case: Case, record: dict[str, Any]) -> dict[str, Any]:

@@ -103,15 +103,18 @@ def case_spec(case: Case, experiment: Experiment, threads: int | None, prepared:
     if isinstance(where, str):
         return base | {"status": Status.FAILED, "failure": Failure.DATASET, "error": where}, {}
     meta = datasets.definition(where)
-    base |= {"n_samples": meta["n_train"] + meta["n_test"], "n_features": meta["n_features_actual"],
+    base |= {"n_samples": meta["n_train"] + meta["n_test"], "training_rows": meta["n_train"],
+             "n_features": meta["n_features_actual"], "test_rows": meta["n_test"],
              "dataset_sha256": meta["content_sha256"], "dataset_source": meta["source"]}
     spec = {"estimator": impl.estimator, "library": impl.library, "device": impl.device,
             "params": case.pairing.estimator_params(impl), "task": case.pairing.task,
             "metrics": list(case.pairing.metrics), "repeats": experiment.repeats,
-            "min_time_s": experiment.min_time_s, "threads": threads,
-            "dataset_dir": str(where), "predictions_path": str(predictions_path),
+            "min_time_s": experiment.min_time_s, "threads": case.threads or threads,
+            "dataset_dir": str(where), "order": case.dataset.order, "predictions_path": str(predictions_path),
             "accelerator": impl.accelerator, "distributed": impl.distributed, "plugin": case.pairing.plugin,
-            "allowed_modules": list(_allowed_for(case, experiment))}
+            "allowed_modules": list(_allowed_for(case, experiment)), "host_input": impl.host_input,
+            "predict_batch_sizes": list(experiment.predict_batch_sizes),
+            "predict_latency_budget_s": experiment.predict_latency_budget_s}
     return base, spec
 
 

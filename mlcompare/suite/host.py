@@ -14,8 +14,11 @@ import psutil
 from mlcompare import __version__
 from mlcompare.measure import device
 
-_PACKAGES = ("mlflow", "scikit-learn", "xgboost", "numpy", "cuml-cu13", "cuml-cu12",
-             "cudf-cu13", "cudf-cu12", "cupy-cuda13x", "cupy-cuda12x", "dask", "distributed", "dask-cuda")
+#: Every package a number may depend on (the `version.*` tags); those not installed are left out.
+_PACKAGES = ("mlflow", "scikit-learn", "scikit-learn-intelex", "xgboost", "xgboost-cu12", "xgboost-cu13", "lightgbm",
+             "numpy", "pandas", "pyarrow", "threadpoolctl", "cuml-cu13", "cuml-cu12", "cudf-cu13", "cudf-cu12",
+             "rmm-cu13", "rmm-cu12", "cupy-cuda13x", "cupy-cuda12x", "dask", "distributed", "dask-cuda",
+             "dask-cudf-cu13", "dask-cudf-cu12", "nvidia-ml-py")
 
 
 def cpu_model() -> str:
@@ -43,6 +46,7 @@ def fingerprint() -> dict[str, str]:
         "host.gpu_count": str(len(gpus)),
         "version.mlcompare": __version__,
         **{f"host.nvidia_{k}": v for k, v in device.driver_versions().items()},
+        **gpu_tags(),
         **git_state(),
     }
     for package in _PACKAGES:
@@ -51,6 +55,17 @@ def fingerprint() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             continue
     return tags
+
+
+def gpu_tags() -> dict[str, str]:
+    """The GPUs' properties through NVML (nvidia-ml-py): `host.gpu_<property>`, one value
+    per GPU joined by ', ' as in `host.gpu`; `host.gpu_nvml` says why there are none."""
+    gpus = device.gpu_properties()
+    if not gpus:
+        _, why = device.nvml()
+        return {"host.gpu_nvml": why} if why and device.cuda_devices()[0] else {}
+    keys = dict.fromkeys(k for gpu in gpus for k in gpu)
+    return {f"host.gpu_{k}": ", ".join(gpu.get(k, "?") for gpu in gpus) for k in keys}
 
 
 def git_state() -> dict[str, str]:
@@ -67,3 +82,39 @@ def git_state() -> dict[str, str]:
         return {}
     return {"mlcompare.git_commit": commit.stdout.strip(),
             "mlcompare.git_dirty": str(bool(status.stdout.strip())).lower()}
+
+
+class LoadMeter:
+    """The machine's load when each case starts: the 1-minute load average, and the share of
+    CPU time the hypervisor stole since the previous reading (/proc/stat's steal column;
+    absent where /proc/stat cannot be read)."""
+
+    def __init__(self, stat: Path = Path("/proc/stat")) -> None:
+        self._stat = stat
+        self._last = self._ticks()
+
+    def _ticks(self) -> tuple[int, int] | None:
+        """(steal, total) jiffies of all CPUs, or None."""
+        try:
+            fields = self._stat.read_text().splitlines()[0].split()
+        except (OSError, IndexError):
+            return None
+        if fields[0] != "cpu" or len(fields) < 9:
+            return None
+        values = [int(v) for v in fields[1:]]
+        return values[7], sum(values[:8])  # user nice system idle iowait irq softirq steal (guest is in user)
+
+    def reading(self) -> dict[str, float]:
+        """`load_avg_1m_at_start` and, where readable, `cpu_steal_pct_at_start` (since the last reading)."""
+        out = {"load_avg_1m_at_start": os.getloadavg()[0]}
+        now = self._ticks()
+        if now is not None and self._last is not None:  # no tick since the last reading: nothing stolen
+            elapsed = now[1] - self._last[1]
+            out["cpu_steal_pct_at_start"] = 100.0 * (now[0] - self._last[0]) / elapsed if elapsed > 0 else 0.0
+        self._last = now
+        return out
+
+
+def usable_cpus() -> int:
+    """Logical CPUs this process may run on (what a load average is compared with)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 import mlcompare
 from mlcompare.measure.quiet import Turns
+from mlcompare.measure.timing import FIRST_FIT
 from mlcompare.measure.worker import PARENT_PID_ENV
 from mlcompare.records import CaseRecord, CaseSpec, Failure, Status
 from mlcompare.suite.interrupts import Interrupted, SignalGuard
@@ -109,7 +111,8 @@ def run_isolated(spec: CaseSpec, timeout_s: float, guard: SignalGuard | None = N
     here = _SERVING
     with tempfile.TemporaryDirectory(prefix="mlcompare-case-") as tmp:
         spec_path, result_path, err_path = (Path(tmp) / n for n in ("spec.json", "result.json", "stderr.txt"))
-        spec_path.write_text(json.dumps(spec))
+        progress_path = Path(tmp) / "progress.txt"
+        spec_path.write_text(json.dumps({**spec, "progress_path": str(progress_path)}))
         try:
             worker = _launch(spec, spec_path, result_path, err_path, here, guard)
         except Interrupted as stop:
@@ -121,10 +124,11 @@ def run_isolated(spec: CaseSpec, timeout_s: float, guard: SignalGuard | None = N
             with guard.interruptible():
                 code = worker.wait(timeout_s)
         except subprocess.TimeoutExpired:
+            stopped = time.time()
             worker.kill()
             return {"status": Status.FAILED, "failure": Failure.TIMEOUT, "process": worker.kind,
                     "error": f"timeout: no result after {timeout_s:g} s, worker killed",
-                    "stderr_tail": _tail(err_path)}
+                    "stderr_tail": _tail(err_path), **_unfinished_first_fit(progress_path, stopped)}
         except Interrupted as stop:
             worker.kill()
             return _killed(stop, err_path) | {"process": worker.kind}
@@ -202,6 +206,18 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return str(number)
+
+
+def _unfinished_first_fit(progress: Path, stopped: float) -> dict[str, float]:
+    """{'first_fit_unfinished_s': seconds} when the worker was stopped inside its first fit
+    (its last mark, `timing.FIRST_FIT`), else nothing."""
+    try:
+        last = progress.read_text(encoding="utf-8").split("\n")[-2].split()
+    except (OSError, IndexError):
+        return {}
+    if len(last) != 2 or last[0] != FIRST_FIT:
+        return {}
+    return {"first_fit_unfinished_s": max(0.0, stopped - float(last[1]))}
 
 
 def _tail(path: Path) -> str:

@@ -10,6 +10,7 @@ the current case and the parent marked KILLED.
 
 from __future__ import annotations
 
+import random
 import sys
 import tempfile
 import time
@@ -26,11 +27,14 @@ from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG, 
 from mlcompare.suite import host as sysinfo
 from mlcompare.suite import isolation
 from mlcompare.suite import resume as resume_keys
-from mlcompare.suite.baseline import compare
+from mlcompare.suite.baseline import compare, lower_bound
 from mlcompare.suite.caselog import log_case
 from mlcompare.suite.cases import base_record, case_skip_reason, case_spec, prepare_datasets, reused_record, run_here
+from mlcompare.suite.cost import case_costs
+from mlcompare.suite.heal import heal, owner_tags
 from mlcompare.suite.interrupts import Interrupted, SignalGuard
 from mlcompare.suite.progress import SuiteProgress
+from mlcompare.suite.rounds import pool_rounds, stability
 from mlcompare.suite.warm import WarmWorker
 
 if TYPE_CHECKING:  # the suite needs only a recorder's methods; MLflow is imported by tracking/
@@ -75,24 +79,32 @@ def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], N
     if prepared is None:
         prepared = prepare_datasets(experiment, say, guard, everywhere=cluster is not None)
     fingerprint = sysinfo.fingerprint()
-    experiment_fp = resume_keys.experiment_fingerprint(experiment, fingerprint)
+    experiment_fp = resume_keys.experiment_fingerprint(
+        experiment, fingerprint, threads if cluster is None else experiment.threads)
     guard.check()  # a signal while starting up: stop before any run exists
+    if hasattr(recorder, "housekeeping"):  # close what suites that died on this host left RUNNING
+        heal(recorder.housekeeping(), say=say)
     spread_tags = {"dask_scheduler": cluster.address} if cluster else {}
     parent = recorder.start_suite(
         run_name=f"suite · {experiment.name}",
         params={"suite_name": experiment.name, "suite_file": Path(experiment.source).name,
                 "suite_file_sha256": experiment.sha256, "suite_repeats": experiment.repeats,
-                "suite_min_time_s": experiment.min_time_s,
+                "suite_min_time_s": experiment.min_time_s, "suite_rounds": experiment.rounds,
                 "suite_threads": threads if cluster is None else experiment.threads or "each worker's cores",
-                "suite_cases": len(cases), "suite_timeout_s": experiment.timeout_s, "suite_resume": resume},
-        tags={"mlcompare.kind": "suite", EXPERIMENT_FINGERPRINT_TAG: experiment_fp, **fingerprint, **spread_tags},
+                "suite_cases": len(cases), "suite_timeout_s": experiment.timeout_s, "suite_resume": resume,
+                **({"suite_thread_sweep": ",".join(map(str, experiment.thread_sweep))} if experiment.thread_sweep
+                   else {})},
+        tags={"mlcompare.kind": "suite", EXPERIMENT_FINGERPRINT_TAG: experiment_fp, **fingerprint, **spread_tags,
+              **owner_tags()},
         system_metrics=experiment.system_metrics)
     outcome = SuiteOutcome(parent, runs_page=recorder.runs_page() if hasattr(recorder, "runs_page") else "")
     where = f"{threads} CPU threads" if cluster is None else cluster.describe()
     say(f"mlcompare: suite {experiment.name!r}, {len(cases)} cases, {where}, "
         f"store {recorder.tracking_uri}, parent run {parent}")
     started = time.perf_counter()
+    cpus = sysinfo.usable_cpus()
     baselines: dict[tuple, CaseRecord] = {}
+    timed_out: dict[tuple, CaseRecord] = {}  # baselines stopped in their first fit by the time limit
     held: dict[tuple, list[tuple[int, CaseRecord]]] = {}
 
     def accept(index: int, record: CaseRecord) -> bool:
@@ -101,14 +113,22 @@ def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], N
         case_fp = resume_keys.case_fingerprint(case, experiment_fp)
         if record["status"] == Status.OK and case.is_baseline:
             baselines[case.group] = record
+        elif case.is_baseline and record.get("first_fit_unfinished_s"):
+            timed_out[case.group] = record
         if "reused_from" not in record:
+            if record["status"] == Status.OK:  # priced before the comparison: the cost ratio needs both
+                record["metrics"].update(case_costs(case.implementation.device, record, experiment.cost_per_hour))
             if record["status"] == Status.OK and case.group in baselines:
                 baseline = baselines[case.group]
                 record["metrics"].update(compare(case, record, baseline))
                 if baseline.get("worker_host", record.get("worker_host")) != record.get("worker_host"):
                     record["baseline_host"] = baseline["worker_host"]  # a speed-up across two machines
+            elif record["status"] == Status.OK and case.group in timed_out:
+                record["metrics"].update(lower_bound(record, timed_out[case.group]))
             keys = {EXPERIMENT_FINGERPRINT_TAG: experiment_fp, CASE_FINGERPRINT_TAG: case_fp}
             host = record.get("worker_fingerprint") or fingerprint  # where the case really ran
+            if record["status"] == Status.OK:
+                record["timing_stability"] = stability(record, cpus)
             log_case(recorder, case, record, experiment, threads, host | keys)
         outcome.records.append(record)
         say(f"[{len(outcome.records)}/{len(cases)}] {case.name}: {_summary(record)}")
@@ -183,15 +203,65 @@ def _outcomes(cases: list[Case], experiment: Experiment, experiment_fp: str, fin
             if cluster is None:
                 guard.check()
             yield index, reused_record(case, finished[case_fp])
-        elif cluster is None:
-            guard.check()
-            if progress:
-                progress.case_started(index, len(cases), case.name)
-            yield index, run_here(case, experiment, threads, prepared, scratch / f"pred-{index}.npy", guard)
         else:
             todo.append((index, case))
-    if cluster is not None:
+    if cluster is None:
+        yield from _local_outcomes(todo, cases, experiment, threads, prepared, scratch, guard, progress)
+    else:
         yield from _spread_outcomes(todo, cases, experiment, prepared, scratch, guard, progress, cluster)
+
+
+def _local_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment: Experiment, threads: int,
+                    prepared: dict[str, Path | str], scratch: Path, guard: SignalGuard,
+                    progress: SuiteProgress | None) -> Outcomes:
+    """The cases run here. With one round each case runs once, in order (the baseline of its
+    group first) and is yielded at once; with several, each comparison group's cases run
+    `rounds` times, in a new shuffled order each round, and are yielded pooled."""
+    loads = sysinfo.LoadMeter()
+
+    def run(index: int, case: Case, label: str, path: Path) -> CaseRecord:
+        guard.check()
+        if progress:
+            progress.case_started(index, len(cases), label)
+        load = loads.reading()
+        record = run_here(case, experiment, threads, prepared, path, guard)
+        if record["status"] == Status.OK:
+            record["metrics"].update(load)
+        return record
+
+    if experiment.rounds == 1:
+        for index, case in todo:
+            yield index, pool_rounds([run(index, case, case.name, scratch / f"pred-{index}.npy")])
+        return
+    groups: dict[tuple, list[tuple[int, Case]]] = {}
+    for index, case in todo:
+        groups.setdefault(case.group, []).append((index, case))
+    for group, members in groups.items():
+        rounds: dict[int, list[CaseRecord]] = {index: [] for index, _ in members}
+        order = random.Random(f"{experiment_seed(experiment)}:{group}")
+        try:
+            for number in range(1, experiment.rounds + 1):
+                this_round = list(members)
+                order.shuffle(this_round)
+                for index, case in this_round:
+                    if rounds[index] and rounds[index][-1]["status"] != Status.OK:
+                        continue  # skipped or failed: no point in more rounds
+                    label = f"{case.name} (round {number}/{experiment.rounds})"
+                    rounds[index].append(run(index, case, label, scratch / f"pred-{index}-{number}.npy"))
+                    guard.check()  # a killed round: stop here, with what the group has
+        except Interrupted:
+            for index, _ in members:  # every case of the group that ran: complete, killed or partial
+                done = rounds[index]
+                if done and (len(done) == experiment.rounds or done[-1]["status"] != Status.OK):
+                    yield index, pool_rounds(done)
+            raise
+        for index, _ in members:
+            yield index, pool_rounds(rounds[index])
+
+
+def experiment_seed(experiment: Experiment) -> str:
+    """What the shuffled order of the rounds is drawn from: the same experiment file, the same order."""
+    return experiment.sha256
 
 
 def _spread_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment: Experiment,
@@ -200,26 +270,36 @@ def _spread_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment
     from mlcompare.suite import spread
 
     jobs, bases = [], {}
-    for index, case in todo:
-        made = case_spec(case, experiment, experiment.threads, prepared, scratch / f"pred-{index}.npy")
-        if "status" in made[0]:  # its dataset could not be prepared
-            yield index, made[0]
-            continue
-        base, spec = made
-        bases[index] = base
-        jobs.append(spread.Job(index, spec, case.dataset, base["dataset_sha256"], case.implementation.device == "gpu"))
+    for number in range(1, experiment.rounds + 1):
+        for index, case in todo:
+            made = case_spec(case, experiment, experiment.threads, prepared, scratch / f"pred-{index}.npy")
+            if "status" in made[0]:  # its dataset could not be prepared
+                if number == 1:
+                    yield index, made[0]
+                continue
+            base, spec = made
+            bases[index] = base
+            jobs.append(spread.Job(index, spec, case.dataset, base["dataset_sha256"],
+                                   case.implementation.device == "gpu"))
+    if experiment.rounds > 1:
+        random.Random(experiment_seed(experiment)).shuffle(jobs)
 
     def started(job: spread.Job) -> None:
         if progress:
             progress.case_started(job.index, len(cases), cases[job.index - 1].name)
 
+    rounds: dict[int, list[CaseRecord]] = {}
     for index, remote in spread.run_jobs(cluster, jobs, experiment.timeout_s, guard, started):
         record = bases.get(index, base_record(cases[index - 1])) | remote
         if "predictions" in record:
-            path = scratch / f"pred-{index}.npy"
+            path = scratch / f"pred-{index}-{len(rounds.get(index, [])) + 1}.npy"
             np.save(path, record.pop("predictions"), allow_pickle=False)
             record["predictions_path"] = str(path)
-        yield index, record
+        done = rounds.setdefault(index, [])
+        done.append(record)
+        expected = experiment.rounds if index in bases else 1
+        if len(done) == expected or record["status"] == Status.KILLED:
+            yield index, pool_rounds(done)
 
 
 def _baselines_first(cases: list[Case], outcomes: Outcomes, held: dict[tuple, list]) -> Outcomes:
@@ -270,8 +350,11 @@ def _summary(record: CaseRecord) -> str:
         return f"FAILED ({record['error']})"
     m = record["metrics"]
     speed = f", speed-up {m['speedup_fit']:.2f}x" if "speedup_fit" in m else ""
+    if "speedup_fit_lower_bound" in m:
+        speed = f", speed-up at least {m['speedup_fit_lower_bound']:.3g}x (the baseline timed out)"
     if "speedup_fit_ci_low" in m:
-        speed += f" [{m['speedup_fit_ci_low']:.2f}, {m['speedup_fit_ci_high']:.2f}]"
+        speed += f" [{m['speedup_fit_ci_low']:.2f}, {m['speedup_fit_ci_high']:.2f}] {m['speedup_fit_ci_level']:.0%}"
     main = record["main_metric"]
     parity = f" ({record['parity']})" if record.get("parity") else ""
-    return f"fit {m['fit_time_s']:.3f} s{speed}, {main} {m[main]:.4g}{parity}"
+    noisy = ", noisy timing" if str(record.get("timing_stability", "")).startswith("noisy") else ""
+    return f"fit {m['fit_time_s']:.3f} s{speed}, {main} {m[main]:.4g}{parity}{noisy}"

@@ -108,6 +108,10 @@ def worker_facts() -> dict[str, str]:
     return {"host": socket.gethostname(), "mlcompare": mlcompare.__version__}
 
 
+#: The load of the machine this Dask worker runs on, read before each case it runs.
+_LOAD = sysinfo.LoadMeter()
+
+
 def run_remote(spec: CaseSpec, dataset: datasets.DatasetSpec, sha256: str, timeout_s: float) -> CaseRecord:
     """One case on a Dask worker, in a fresh process: the record, its predictions, where it ran."""
     from distributed import get_worker
@@ -128,9 +132,11 @@ def run_remote(spec: CaseSpec, dataset: datasets.DatasetSpec, sha256: str, timeo
                         "error": f"dataset {dataset.label} on worker {where['worker_host']}: {exc}"}
     with tempfile.TemporaryDirectory(prefix="mlcompare-remote-") as tmp:
         spec["predictions_path"] = os.path.join(tmp, "predictions.npy")
+        load = _LOAD.reading()  # this worker machine's load, as a local suite reads its own
         record = isolation.run_isolated(spec, timeout_s)
         if record["status"] == Status.OK:
             record["predictions"] = np.load(spec["predictions_path"])
+            record["metrics"].update(load)
     return where | record | {"threads": spec["threads"]}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import mlflow
@@ -12,8 +13,11 @@ from mlcompare.tracking.stored import SelectionError, StoredRun, StoredSuite
 
 SUITE_FILTER = "tags.`mlcompare.kind` = 'suite'"
 CASE_FILTER = "tags.`mlcompare.kind` = 'case'"
-#: Metric histories fetched for each case that ran (one call per run and name).
-HISTORIES = ("fit_time_repeat_s",)
+#: Metric histories fetched for each case that ran (one call per run and name); absent
+#: ones (older runs) are skipped.
+HISTORIES = ("fit_time_repeat_s", "predict_time_repeat_s")
+#: A run id as MLflow makes them (32 hex digits).
+_RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
 def store_uri() -> str:
@@ -55,13 +59,53 @@ def find_suites(experiments: list[str] | None = None, run_ids: list[str] | None 
     return [load_suite(client, run) for run in ordered]
 
 
+def find_suite(ref: str, flag: str) -> StoredSuite:
+    """One suite: a parent run id, or an MLflow experiment or suite name meaning its latest
+    suite that is not still running; `NAME~N` is the one N before the latest (git's notation).
+
+    `flag` names the argument in errors (`A`, `--compare-to`).
+    """
+    client = open_client()
+    if _RUN_ID.match(ref):
+        try:
+            run = client.get_run(ref)
+        except mlflow.exceptions.MlflowException:
+            run = None
+        if run is not None:
+            if run.data.tags.get("mlcompare.kind") != "suite":
+                parent = run.data.tags.get("mlflow.parentRunId")
+                hint = f" (it is a case of suite run {parent})" if parent else ""
+                raise SelectionError(flag, f"run {ref} is not an mlcompare suite run{hint}")
+            return load_suite(client, run)
+    name, back = ref, 0
+    if "~" in ref:
+        name, _, steps = ref.rpartition("~")
+        if not steps.isdigit():
+            raise SelectionError(flag, f"{ref!r}: after '~' comes how many suites back, e.g. {name}~1")
+        back = int(steps)
+    found = client.get_experiment_by_name(name)
+    if found is not None:
+        runs = _runs(client, [found.experiment_id], SUITE_FILTER)
+    else:
+        runs = _runs(client, _all_experiment_ids(client), f"{SUITE_FILTER} and params.suite_name = '{_quote(name)}'")
+    done = sorted((r for r in runs if r.info.status != "RUNNING"),
+                  key=lambda r: (r.info.start_time or 0, r.info.run_id), reverse=True)
+    if not done:
+        what = "no finished suite in experiment" if found is not None else "no run id, MLflow experiment or suite"
+        raise SelectionError(flag, f"{what} {name!r} in {store_uri()}")
+    if back >= len(done):
+        raise SelectionError(flag, f"{ref!r}: {name!r} has {len(done)} finished suite(s), so ~{len(done) - 1} "
+                                   "is the oldest")
+    return load_suite(client, done[back])
+
+
 def load_suite(client: Any, parent: Any) -> StoredSuite:
     """A suite's parent run (an MLflow Run), its experiment's name and its case runs, as plain values."""
     children = _runs(client, [parent.info.experiment_id],
                        f"tags.`mlflow.parentRunId` = '{parent.info.run_id}' and {CASE_FILTER}")
     cases = []
     for run in sorted(children, key=lambda r: (r.info.start_time or 0, r.info.run_id)):
-        stored = _plain(run)
+        stored = plain_run(run)
         if stored.tags.get("case_status") == Status.OK:
             for key in HISTORIES:
                 if key in stored.metrics:
@@ -69,10 +113,10 @@ def load_suite(client: Any, parent: Any) -> StoredSuite:
                     stored.history[key] = [p.value for p in sorted(points, key=lambda p: p.step)]
         cases.append(stored)
     experiment = client.get_experiment(parent.info.experiment_id)
-    return StoredSuite(run=_plain(parent), experiment_name=experiment.name, cases=cases)
+    return StoredSuite(run=plain_run(parent), experiment_name=experiment.name, cases=cases)
 
 
-def _plain(run: Any) -> StoredRun:
+def plain_run(run: Any) -> StoredRun:
     return StoredRun(run_id=run.info.run_id, name=run.info.run_name or run.info.run_id,
                      status=run.info.status, start_time=run.info.start_time or 0,
                      params=dict(run.data.params), metrics=dict(run.data.metrics), tags=dict(run.data.tags))

@@ -27,6 +27,7 @@ from mlflow.protos.databricks_pb2 import RESOURCE_ALREADY_EXISTS, ErrorCode
 from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG
 from mlcompare.tracking.behind import Turn, WriteBehind
 from mlcompare.tracking.client import open_client, paginate
+from mlcompare.tracking.housekeeping import Housekeeping
 from mlcompare.tracking.reader import load_suite
 from mlcompare.tracking.stored import StoredSuite
 
@@ -176,6 +177,10 @@ class Recorder:
                     raise
                 time.sleep(0.2 + random.random() * 0.3)
 
+    def housekeeping(self) -> Housekeeping:
+        """This MLflow experiment's running suites and cases, to close those of dead suites."""
+        return Housekeeping(self.client, [self.experiment_id])
+
     def load_suite(self) -> StoredSuite:
         """The suite as the store holds it now: what the report is built from."""
         self.drain()
@@ -204,16 +209,7 @@ class Recorder:
         """
         self._stop_behind()
         self._log(self.parent_id, metrics=metrics, tags=tags)
-        with tempfile.TemporaryDirectory() as tmp:
-            for name, content in files.items():
-                path = Path(tmp) / name
-                path.parent.mkdir(parents=True, exist_ok=True)
-                if isinstance(content, bytes):
-                    path.write_bytes(content)
-                else:
-                    path.write_text(content, encoding="utf-8")
-                folder = str(Path(name).parent)
-                self.client.log_artifact(self.parent_id, str(path), None if folder == "." else folder)
+        _upload(self.client, self.parent_id, files)
         for name, table in (tables or {}).items():
             self.client.log_table(self.parent_id, _json_safe(table), name)
         self._stop_monitor(status)
@@ -252,6 +248,28 @@ class Recorder:
               for step, v in enumerate(values)]
         if p or t or m:
             self.client.log_batch(run_id, metrics=m, params=p, tags=t)
+
+
+def attach(run_id: str, files: dict[str, str | bytes], tags: dict[str, str] | None = None) -> None:
+    """Add artifacts (and tags) to a finished run, e.g. a comparison on a suite's parent run."""
+    client = open_client()
+    _upload(client, run_id, files)
+    if tags:
+        client.log_batch(run_id, tags=[RunTag(k, _clip(v)) for k, v in tags.items()])
+
+
+def _upload(client: Any, run_id: str, files: dict[str, str | bytes]) -> None:
+    """`files` maps artifact paths (folders allowed, e.g. `plots/speedup.png`) to text or bytes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, content in files.items():
+            path = Path(tmp) / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content, encoding="utf-8")
+            folder = str(Path(name).parent)
+            client.log_artifact(run_id, str(path), None if folder == "." else folder)
 
 
 def _dataset_input(info: dict[str, Any]) -> DatasetInput:

@@ -22,6 +22,18 @@ def _main(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+
+def _registered() -> str:
+    """The registered commands as argparse lists them: in the order of `mlcompare --help`."""
+    from mlcompare.cli.command import COMMANDS
+
+    cli.build_parser()  # imports (registers) every command module
+    return ", ".join(repr(c.name) for c in sorted(COMMANDS.values(), key=lambda c: (c.order, c.name)))
+
+
+_COMMANDS = _registered()
+
+
 @pytest.mark.parametrize("argv,message", [
     (["run"], "mlcompare: error: the following arguments are required: experiment (see mlcompare run --help)"),
     (["run", "e.yaml", "--keep-going", "--fail-fast"],
@@ -30,8 +42,8 @@ def _main(*argv: str) -> tuple[int, str, str]:
      "mlcompare: error: --resume: expected true or false, got 'maybe' (see mlcompare run --help)"),
     (["validate", "e.yaml", "--timeout", "nan"],
      "mlcompare: error: --timeout: expected a number of seconds >= 1, got 'nan' (see mlcompare validate --help)"),
-    (["frobnicate"], "mlcompare: error: COMMAND: invalid choice: 'frobnicate' (choose from 'run', 'validate', "
-                     "'list', 'datasets', 'report', 'schema') (see mlcompare --help)"),
+    (["frobnicate"], "mlcompare: error: COMMAND: invalid choice: 'frobnicate' (choose from "
+                     f"{_COMMANDS}) (see mlcompare --help)"),
 ])
 def test_a_bad_command_line_is_one_line_and_exit_2(workdir, argv, message):
     code, out, err = _main(*argv)

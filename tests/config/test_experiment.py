@@ -38,6 +38,27 @@ def test_size_lists_expand_and_overrides_apply(workdir):
     assert {c.implementation.name for c in exp.cases()} == {"sklearn"}
 
 
+def test_order_is_c_by_default_set_per_dataset_and_swept_like_a_size(workdir):
+    path = write(workdir / "e.yaml", """\
+        name: layouts
+        order: F
+        datasets:
+          - {generator: regression, n_samples: [100, 200], n_features: 3, order: [C, F]}
+          - {generator: regression, n_samples: 300, n_features: 3}
+          - {dataset: diabetes, order: C}
+        pairings: [linear_regression]
+    """)
+    specs = load_experiment(path, implementations=["sklearn"]).datasets
+    assert [(s.n_samples, s.order) for s in specs] == [(100, "C"), (100, "F"), (200, "C"), (200, "F"),
+                                                       (300, "F"), (None, "C")]
+    c, f = specs[0], specs[1]
+    # the layout is applied when a case loads the data: one cached copy, two datasets as cases see them
+    assert c.cache_key() == f.cache_key() == c.fingerprint() != f.fingerprint()
+    assert c.label == "regression 100×3" and f.label == "regression 100×3 F-order"
+    plain = write(workdir / "plain.yaml", "name: p\ndatasets: [{generator: blobs, n_samples: 100, n_features: 2}]\n")
+    assert [s.order for s in load_experiment(plain).datasets] == ["C"]
+
+
 def test_a_library_name_selects_all_its_implementations(small_experiment):
     exp = load_experiment(small_experiment, implementations=["xgboost"])
     assert [c.implementation.name for c in exp.cases()] == ["xgboost_cpu", "xgboost_gpu"]
@@ -63,6 +84,11 @@ BAD_FILES = {
     "threads zero": ("threads: 0", "threads", "expected an integer >= 1"),
     "min_time negative": ("min_time_s: -1", "min_time_s", "expected a finite number >= 0"),
     "system_metrics not bool": ("system_metrics: yes please", "system_metrics", "expected true or false"),
+    "bad order": ("datasets: [{generator: blobs, n_samples: 100, n_features: 2, order: K}]",
+                  "datasets[0].order", "expected one of C, F, got 'K'"),
+    "bad order in a sweep": ("datasets: [{generator: blobs, n_samples: 100, n_features: 2, order: [C, f]}]",
+                             "datasets[0].order[1]", "expected one of C, F, got 'f'"),
+    "order twice": ("order: [F, F]", "order", "lists 'F' twice"),
     "no data for a pairing": ("datasets: [{generator: blobs, n_samples: 100, n_features: 2}]\n"
                               "pairings: [linear_regression]", "pairings[0]", "task 'regression'"),
 }
@@ -131,9 +157,10 @@ def test_cli_missing_file_and_bad_flags(workdir, small_experiment):
     bad_impl = run_cli("run", str(small_experiment), "--implementations", "sklearn,nope", cwd=workdir)
     assert bad_impl.returncode == 2
     assert bad_impl.stderr.strip() == ("mlcompare: error: --implementations: 'nope' matches no "
-                                       "implementation of the selected pairings (known: cuml, cuml.accel, "
-                                       "cuml.dask, cuml_accel, cuml_dask, lightgbm, sklearn, sklearnex, xgboost, "
-                                       "xgboost.dask, xgboost_cpu, xgboost_dask_cpu, xgboost_dask_gpu, xgboost_gpu)")
+                                       "implementation of the selected pairings (known: catboost, catboost_cpu, "
+                                       "catboost_gpu, cuml, cuml.accel, cuml.dask, cuml_accel, cuml_dask, lightgbm, "
+                                       "sklearn, sklearnex, xgboost, xgboost.dask, xgboost_cpu, xgboost_dask_cpu, "
+                                       "xgboost_dask_gpu, xgboost_gpu)")
     assert not (workdir / "mlflow.db").exists()
 
 

@@ -17,7 +17,8 @@ def test_the_four_mission_pairings_have_every_implementation():
         "kmeans": {"sklearn": "cpu", "cuml": "gpu", "sklearnex": "cpu", "cuml_accel": "gpu", "cuml_dask": "gpu"},
         "random_forest": {"sklearn": "cpu", "cuml": "gpu", "sklearnex": "cpu", "cuml_accel": "gpu", "cuml_dask": "gpu"},
         "gradient_boosting": {"sklearn": "cpu", "xgboost_cpu": "cpu", "xgboost_gpu": "gpu", "lightgbm": "cpu",
-                              "xgboost_dask_cpu": "cpu", "xgboost_dask_gpu": "gpu"},
+                              "catboost_cpu": "cpu", "catboost_gpu": "gpu", "xgboost_dask_cpu": "cpu",
+                              "xgboost_dask_gpu": "gpu"},
         "linear_regression": {"sklearn": "cpu", "cuml": "gpu", "sklearnex": "cpu", "cuml_accel": "gpu",
                               "cuml_dask": "gpu"},
     }

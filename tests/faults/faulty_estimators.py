@@ -107,3 +107,14 @@ class Probe(LinearRegression):
         with open(_faults_dir() / "fits", "a") as out:
             out.write(f"{os.getpid()} {before} {start} {end}\n")
         return result
+class CountsFits(LinearRegression):
+    """Appends "LABEL PID" per fit to `fits` in $MLCOMPARE_FAULTS_DIR: which fits ran, in which process."""
+
+    def __init__(self, label="", fit_intercept=True, copy_X=True, n_jobs=None, positive=False):
+        super().__init__(fit_intercept=fit_intercept, copy_X=copy_X, n_jobs=n_jobs, positive=positive)
+        self.label = label
+
+    def fit(self, X, y):
+        with open(_faults_dir() / "fits", "a") as f:
+            f.write(f"{self.label} {os.getpid()}\n")
+        return super().fit(X, y)

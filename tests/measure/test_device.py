@@ -37,3 +37,47 @@ def test_to_host_passes_numpy_through():
     a = np.arange(3)
     assert device.to_host(a) is a
     np.testing.assert_array_equal(device.to_host(pd.Series([1, 2])), [1, 2])
+
+
+def test_layouts_are_made_and_read_on_host_arrays():
+    import numpy as np
+
+    a = np.arange(12, dtype=np.float32).reshape(4, 3)
+    f = device.in_layout(a, "F")
+    assert device.layout(f) == "F" and not f.flags.c_contiguous
+    np.testing.assert_array_equal(f, a)
+    assert device.in_layout(a, "C") is a  # already row-major: no copy
+    assert device.layout(np.arange(3)) == "C,F"  # 1-D arrays are both
+    assert device.layout(a[:, ::2]) == "strided"
+    with pytest.raises(ValueError, match="order must be one of"):
+        device.in_layout(a, "K")
+
+
+@pytest.mark.skipif(bool(GPUS), reason="this machine has a CUDA device")
+def test_without_a_gpu_nvml_says_why_and_reads_nothing():
+    pynvml, why = device.nvml()
+    assert pynvml is None
+    if importlib.util.find_spec("pynvml") is None:
+        assert why == "nvidia-ml-py not installed"
+    else:  # installed, but no driver library to talk to
+        assert why.startswith("NVML unavailable (")
+    assert device.nvml_handle(0) is None and device.gpu_state() is None
+    assert device.gpu_properties() == [] and device.process_gpu_memory() is None
+
+
+@pytest.mark.skipif(bool(GPUS), reason="this machine has a CUDA device")
+def test_without_a_gpu_the_memory_meter_measures_nothing_and_says_so():
+    with device.gpu_memory_meter("xgboost") as memory:
+        pass
+    assert memory.peak_mb is None and memory.method == "none" and memory.describe() == "none"
+
+
+def test_an_accelerator_other_than_cuml_accel_is_refused():
+    with pytest.raises(ValueError, match="unknown accelerator"):
+        device.install_accelerator("sklearnex.patch")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("cuml") is not None, reason="cuml is installed")
+def test_without_cuml_there_is_no_device_selection_to_read():
+    assert device.cuml_version() is None
+    assert device.cuml_device_selection() is None

@@ -97,10 +97,61 @@ def test_record_has_the_statistics_and_end_to_end_time(tmp_path):
     record = run_case(spec)
     m = record["metrics"]
     assert m["fit_repeats"] == 5 == len(record["fit_times"])
-    assert m["fit_time_iqr_s"] >= 0 and m["fit_time_cv"] >= 0
+    q1, q3 = np.percentile(record["fit_times"], [25, 75])  # the statistics of the repeats it returned
+    assert m["fit_time_iqr_s"] == pytest.approx(q3 - q1)
+    assert m["fit_time_cv"] == pytest.approx(np.std(record["fit_times"], ddof=1) / np.mean(record["fit_times"]))
     assert m["fit_host_input_time_s"] == m["fit_time_s"]  # a CPU implementation's input is on the host
     assert m["end_to_end_time_s"] == pytest.approx(m["fit_time_s"] + m["predict_time_s"])
-    assert m["fit_peak_host_memory_mb"] >= 0 and "fit_peak_gpu_memory_mb" not in m
+    assert "fit_peak_gpu_memory_mb" not in m
     assert np.load(tmp_path / "p.npy").shape == (100,)
     more = run_case(spec | {"repeats": 1, "min_time_s": 0.05})
     assert sum(more["fit_times"]) >= 0.05 and len(more["fit_times"]) >= 2
+
+
+def test_the_first_predict_is_timed_apart_and_min_time_applies_to_predicts(tmp_path):
+    spec = spec_for("linear_regression", "sklearn", tmp_path) | {"repeats": 2, "min_time_s": 0.05}
+    record = run_case(spec)
+    m = record["metrics"]
+    assert "predict_cold_time_s" in m and m["predict_repeats"] == len(record["predict_times"])
+    assert sum(record["predict_times"]) >= 0.05 and len(record["predict_times"]) > 2  # tiny predicts: many
+    assert m["predict_time_s"] == pytest.approx(float(np.median(record["predict_times"])))
+    assert sum(record["fit_host_times"]) >= 0.05
+
+
+def test_every_timed_predict_ends_with_the_predictions_on_the_host(tmp_path, monkeypatch):
+    """device.to_host (ours) runs inside the timer of every predict call, cold and warm."""
+    from mlcompare.measure import timing
+
+    inside, calls = [], {"timed": 0}
+    original_timed, original_to_host = timing.timed, device.to_host
+
+    def recording_timed(fn, on_gpu):
+        def wrapped():
+            calls["timed"] += 1
+            calls["open"] = True
+            try:
+                return fn()
+            finally:
+                calls["open"] = False
+        return original_timed(wrapped, on_gpu)
+
+    def recording_to_host(array):
+        inside.append(calls.get("open", False))
+        return original_to_host(array)
+
+    monkeypatch.setattr(timing, "timed", recording_timed)
+    monkeypatch.setattr(device, "to_host", recording_to_host)
+    record = run_case(spec_for("gradient_boosting", "xgboost_cpu", tmp_path) | {"repeats": 3})
+    predicts = 1 + len(record["predict_times"]) + 1  # cold, warm, the untimed-for-speed proba
+    assert inside[:predicts] == [True] * predicts
+
+
+def test_fitted_counts_and_effective_booster_values(tmp_path):
+    record = run_case(spec_for("gradient_boosting", "xgboost_cpu", tmp_path) | {"repeats": 1})
+    assert record["metrics"]["fit_trees"] == 100  # n_estimators, binary: one tree a round
+    params = record["effective_params"]
+    assert params["gamma"] == "0" and params["max_leaves"] == "0"  # unset: as the booster trained, not None
+    assert "None" not in {params[k] for k in ("learning_rate", "max_bin", "min_child_weight", "subsample")}
+    kmeans = run_case(spec_for("kmeans", "sklearn", tmp_path) | {"repeats": 1})
+    assert 1 <= kmeans["metrics"]["fit_iterations"] <= 300
+

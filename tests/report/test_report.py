@@ -15,7 +15,7 @@ from mlflow.tracking import MlflowClient
 from mlcompare.cli import main
 
 PLOTS = {"plots/speedup.png", "plots/time_vs_rows.png", "plots/quality_vs_time.png", "plots/cold_vs_warm.png",
-         "plots/time_vs_workers.png"}
+         "plots/time_vs_workers.png", "plots/latency_vs_batch.png", "plots/time_vs_threads.png"}
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -135,17 +135,17 @@ def test_break_even_metric_agrees_with_the_measured_speed_ups(recorded_sweep):
     """On real timings either answer is possible; the metric must match the curves it came from."""
     client = MlflowClient(tracking_uri=recorded_sweep.uri)
     metrics = client.get_run(recorded_sweep.parent_run_id).data.metrics
-    speedups = {int(c.data.params["n_samples"]): c.data.metrics["speedup_fit"]
+    speedups = {int(c.data.params["training_rows"]): c.data.metrics["speedup_fit"]
                 for c in _children(client, recorded_sweep)
                 if c.data.params["implementation"] == "xgboost_cpu" and "speedup_fit" in c.data.metrics}
-    assert set(speedups) == {200, 1000}
+    assert set(speedups) == {150, 750}  # the training rows of 200 and 1000 (a quarter is held out)
     name = "break_even_rows.gradient_boosting.xgboost_cpu"
-    crosses = speedups[200] < 1 <= speedups[1000]
+    crosses = speedups[150] < 1 <= speedups[750]
     assert (name in metrics) == crosses
     if crosses:
-        assert 200 <= metrics[name] <= 1000
-        expected = math.exp(math.log(200) + math.log(5) * math.log(speedups[200]) /
-                            (math.log(speedups[200]) - math.log(speedups[1000])))
+        assert 150 <= metrics[name] <= 750
+        expected = math.exp(math.log(150) + math.log(5) * math.log(speedups[150]) /
+                            (math.log(speedups[150]) - math.log(speedups[750])))
         assert metrics[name] == pytest.approx(round(expected))
     assert not any(k.startswith("break_even_rows.linear_regression") for k in metrics)  # nothing to compare
 

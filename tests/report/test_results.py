@@ -2,23 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
-import pytest
 
 from mlcompare.report import results
 from mlcompare.tracking.stored import StoredRun, StoredSuite
-
-
-def test_median_interval_from_order_statistics():
-    low, high, cover = results.median_ci([3.0, 1.0, 2.0])
-    assert (low, high) == (1.0, 3.0) and cover == pytest.approx(0.75)  # three repeats: the range, 75 %
-    values = [float(v) for v in range(1, 11)]
-    low, high, cover = results.median_ci(values)
-    assert (low, high) == (2.0, 9.0)  # ten repeats: 2nd and 9th order statistics
-    assert cover == pytest.approx(1 - 2 * 11 / 1024) and cover >= 0.95
-    assert all(math.isnan(v) for v in results.median_ci([1.0]))
 
 
 def test_main_metric_prefers_the_runs_own_tag_then_the_catalog():

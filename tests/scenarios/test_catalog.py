@@ -35,7 +35,7 @@ def test_catalog_is_broad():
     with_cuml = [p for p in CATALOG.values() if any(i.library == "cuml" for i in p.implementations.values())]
     assert len(with_cuml) >= 19
     libraries = {impl.library for p in CATALOG.values() for impl in p.implementations.values()}
-    assert {"sklearn", "cuml", "xgboost", "lightgbm", "sklearnex", "umap", "cuml.accel"} <= libraries
+    assert {"sklearn", "cuml", "xgboost", "lightgbm", "catboost", "sklearnex", "umap", "cuml.accel"} <= libraries
     assert set(TASK_METRICS) == {p.task for p in CATALOG.values()}
 
 
@@ -78,6 +78,9 @@ def test_list_shows_every_pairing_with_availability(workdir):
     assert int(last.split()[0]) >= 20 and "pairings" in last
     assert "tsne (embedding; metrics: trustworthiness)" in result.stdout
     assert "lightgbm.LGBMClassifier  (can run here)" in result.stdout
+    assert "catboost_cpu     cpu  catboost.CatBoostClassifier  (can run here)" in result.stdout
+    assert "catboost_cpu     cpu  catboost.CatBoostRegressor  (can run here)" in result.stdout
+    assert "catboost_gpu     gpu  catboost.CatBoostClassifier  (" in result.stdout
     assert "sklearnex.cluster.KMeans  (can run here)" in result.stdout
     if not device.cuda_devices()[0]:
         assert "sklearn.cluster.KMeans under cuml.accel  (cannot run here: cuml not installed" in result.stdout \

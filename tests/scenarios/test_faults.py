@@ -3,7 +3,7 @@ real `mlcompare run`, and what the SQLite store holds afterwards."""
 
 from __future__ import annotations
 
-from conftest import alive, by_implementation, faults_experiment, run_cli, store_runs
+from conftest import alive, by_implementation, faults_experiment, run_cli, store_runs, write
 from mlflow.tracking import MlflowClient
 
 
@@ -86,3 +86,54 @@ def test_fail_fast_stops_then_resume_finishes_every_case_once(workdir, faults):
         ("flaky", "200"), ("flaky", "300"), ("sklearn", "300")]
     # speed-ups of the rerun case use the baseline the first suite measured
     assert "speedup_fit" in by_implementation(rerun)["flaky", 200].data.metrics
+
+
+def test_a_baseline_stopped_by_its_time_limit_gives_a_lower_bound_on_the_speed_up(workdir, faults):
+    """The baseline hangs in its first fit until the time limit; the other implementation gets '≥ N×'."""
+    write(workdir / "slow.yaml", """\
+        name: slow
+        repeats: 3
+        timeout_s: 10
+        datasets: [{generator: regression, n_samples: 300, n_features: 3}]
+        pairings:
+          - name: slow_baseline
+            task: regression
+            metrics: [r2]
+            baseline: hang
+            implementations:
+              hang: {estimator: faulty_estimators.Hang, device: cpu}
+              sklearn: {estimator: sklearn.linear_model.LinearRegression, device: cpu}
+    """)
+    result = run_cli("run", "slow.yaml", cwd=workdir, env=faults)
+    assert result.returncode == 1, result.stderr  # the baseline failed
+    cases = by_implementation(store_runs("slow"))
+    hang, fast = cases["hang", 300], cases["sklearn", 300]
+    assert hang.data.tags["failure_reason"] == "timeout"
+    m = fast.data.metrics
+    assert "speedup_fit" not in m
+    assert m["speedup_fit_lower_bound"] == m["baseline_fit_at_least_s"] / m["fit_time_s"]
+    # how long the hung fit ran: from when it started (it wrote hang.pids first thing) to when the suite
+    # logged the timed-out run, just after stopping it; the worker's start-up came before, inside the limit
+    started = (workdir / "faults" / "hang.pids").stat().st_mtime
+    logged = hang.info.start_time / 1000
+    assert 0 < m["baseline_fit_at_least_s"] < 10
+    assert abs((logged - started) - m["baseline_fit_at_least_s"]) < 1.5
+    assert f"speed-up at least {m['speedup_fit_lower_bound']:.3g}x (the baseline timed out)" in result.stderr
+
+    table = run_cli("report", "--experiment", "slow", cwd=workdir, env=faults)
+    assert f"≥ {m['speedup_fit_lower_bound']:.3g}×" in table.stdout, table.stdout
+    assert "≥ N×: the baseline's time limit stopped it in its first fit" in run_cli(
+        "report", "--experiment", "slow", "--format", "markdown", cwd=workdir, env=faults).stdout
+
+
+def test_no_lower_bound_when_the_time_limit_came_after_the_first_fit(tmp_path):
+    from mlcompare.measure.timing import AFTER_FIRST_FIT, FIRST_FIT, mark
+    from mlcompare.suite.isolation import _unfinished_first_fit
+
+    progress = tmp_path / "progress.txt"
+    assert _unfinished_first_fit(progress, 0.0) == {}  # stopped before the first fit started
+    mark(str(progress), FIRST_FIT)
+    started = float(progress.read_text().split()[1])
+    assert _unfinished_first_fit(progress, started + 7.5) == {"first_fit_unfinished_s": 7.5}
+    mark(str(progress), AFTER_FIRST_FIT)
+    assert _unfinished_first_fit(progress, started + 9) == {}

@@ -88,7 +88,11 @@ def clean_experiments(draw) -> dict:
     doc |= draw(st.fixed_dictionaries({}, optional={
         "description": st.text(max_size=30), "repeats": st.integers(1, 10),
         "dtype": st.sampled_from(["float32", "float64"]), "seed": st.integers(0, 2**32 - 1),
-        "timeout_s": st.floats(1, 1e9), "implementations": st.lists(st.sampled_from(impls), min_size=1, unique=True)}))
+        "timeout_s": st.floats(1, 1e9), "implementations": st.lists(st.sampled_from(impls), min_size=1, unique=True),
+        "cost_per_hour": st.fixed_dictionaries({}, optional={"cpu": st.floats(0.001, 100),
+                                                              "gpu": st.floats(0.001, 100)}),
+        "predict_batch_sizes": st.lists(st.integers(1, 10**6), min_size=1, max_size=4, unique=True),
+        "predict_latency_budget_s": st.floats(0.01, 10)}))
     return doc
 
 

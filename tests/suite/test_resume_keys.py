@@ -42,3 +42,24 @@ def test_file_bytes_repeats_and_hardware_change_every_key(workdir):
     assert keys.isdisjoint(_keys(load_experiment(path), HOST | {"host.gpu": "H200", "host.gpu_count": "1"}).values())
     write(path, TEXT + "# a comment changes the file's sha256\n")
     assert keys.isdisjoint(_keys(load_experiment(path)).values())
+
+
+def test_what_decides_the_numbers_changes_every_key(workdir):
+    """The threads a suite really used (not the file's usually empty field), the cores, the
+    library versions and mlcompare's commit: a resume after any change measures again."""
+    path = write(workdir / "k.yaml", TEXT)  # no `threads:` in the file
+    experiment = load_experiment(path)
+
+    def keys(host=HOST, threads=2):
+        fp = experiment_fingerprint(experiment, host, threads)
+        return {case_fingerprint(c, fp) for c in experiment.cases()}
+
+    base = keys()
+    assert base == keys()
+    assert base.isdisjoint(keys(threads=4))  # same file, another machine's default threads
+    assert base.isdisjoint(keys(HOST | {"host.cpu_physical_cores": "16"}))
+    assert base.isdisjoint(keys(HOST | {"version.scikit-learn": "1.9.2"}))
+    assert base.isdisjoint(keys(HOST | {"mlcompare.git_commit": "0123abc"}))
+    assert base.isdisjoint(keys(HOST | {"mlcompare.git_dirty": "true"}))
+    assert base.isdisjoint({case_fingerprint(c, experiment_fingerprint(load_experiment(path, rounds=3), HOST, 2))
+                            for c in experiment.cases()})

@@ -61,3 +61,27 @@ def test_the_baseline_against_itself(tmp_path):
     assert out["speedup_fit"] == 1.0 and out["quality_delta"] == 0.0 and out["prediction_agreement"] == 1.0
     assert "speedup_fit_ci_low" not in out and base["parity"] == "ok"
 
+
+
+def test_the_speedup_interval_carries_its_level(tmp_path):
+    base = _record(tmp_path, "base", [1.0, 1.1, 0.9], 0.90, [0, 1])
+    fast = _record(tmp_path, "fast", [0.25, 0.26, 0.24], 0.90, [0, 1])
+    out = compare(Case(PAIRING, PAIRING.implementations["fast"], DATA), fast, base)
+    assert out["speedup_fit_ci_level"] == pytest.approx(0.9)  # 3 against 3 cannot state 95 %
+    six = _record(tmp_path, "six", [0.25, 0.26, 0.24, 0.25, 0.27, 0.23], 0.90, [0, 1])
+    base6 = _record(tmp_path, "base6", [1.0, 1.1, 0.9, 1.05, 0.95, 1.02], 0.90, [0, 1])
+    assert compare(Case(PAIRING, PAIRING.implementations["fast"], DATA), six, base6)["speedup_fit_ci_level"] >= 0.95
+
+
+def test_differences_found_in_what_the_estimators_used(tmp_path):
+    pairing = parse_pairing({**_raw(), "params": {"C": 1.0, "tol": 0.001}, "implementations": {
+        "sklearn": {"estimator": "sklearn.linear_model.LogisticRegression", "device": "cpu"},
+        "fast": {"estimator": "sklearn.svm.LinearSVC", "device": "cpu", "rename": {"tol": "tol"}}}}, "p.yaml")
+    base = _record(tmp_path, "base", [1.0, 1.1], 0.90, [0, 1])
+    fast = _record(tmp_path, "fast", [0.5, 0.6], 0.90, [0, 1])
+    base["effective_params"] = {"C": "1.0", "tol": "0.001"}
+    fast["effective_params"] = {"C": "1.0000000001", "tol": "0.0001"}  # C: the same up to float rounding
+    base["metrics"]["fit_iterations"], fast["metrics"]["fit_iterations"] = 12.0, 40.0
+    compare(Case(pairing, pairing.implementations["fast"], DATA), fast, base)
+    assert fast["found_differences"] == ["tol (tol): sklearn used 0.001, fast used 0.0001",
+                                         "iterations: sklearn 12, fast 40"]

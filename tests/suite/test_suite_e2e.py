@@ -162,3 +162,22 @@ def test_system_metrics_are_sampled_on_request(workdir):
     runs = client.search_runs([client.get_experiment_by_name("sysm").experiment_id])
     parent = next(r for r in runs if "mlflow.parentRunId" not in r.data.tags)
     assert any(k.startswith("system/cpu_utilization") for k in parent.data.metrics), parent.data.metrics
+
+
+def test_every_case_that_ran_carries_what_its_numbers_mean(suite_store):
+    """The measurement record of issue 14: training rows, the first predict apart, the timing's
+    stability, the memory method, and every interval with the level it really has."""
+    _, runs, _ = suite_store
+    ran = [r for r in runs if r.data.tags.get("case_status") == "ok"]
+    for run in ran:
+        p, m, t = run.data.params, run.data.metrics, run.data.tags
+        assert int(p["training_rows"]) == int(p["n_samples"]) * 3 // 4  # test_size 0.25
+        assert p["rounds"] == "1"
+        assert t["timing_stability"] == "stable" or t["timing_stability"].startswith("noisy: ")
+        assert t["memory_method"] == "high-water mark"
+        assert m["predict_cold_time_s"] > 0 and "predict_time_ci_level" in m
+        assert m["fit_time_ci_low_s"] <= m["fit_time_s"] <= m["fit_time_ci_high_s"]
+        assert m["fit_time_ci_level"] == pytest.approx(0.5)  # two repeats: the range covers the median half the time
+        assert "load_avg_1m_at_start" in m
+    compared = [r for r in ran if r.data.params["implementation"] == "xgboost_cpu"]
+    assert compared and all(r.data.metrics["speedup_fit_ci_level"] == pytest.approx(2 / 3) for r in compared)

@@ -32,3 +32,18 @@ def test_git_commit_and_dirty_state_are_those_of_the_checkout():
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
                            capture_output=True, text=True).stdout.strip()
     assert state["mlcompare.git_dirty"] == ("true" if dirty else "false")
+
+
+def test_fingerprint_names_every_package_a_number_depends_on():
+    from importlib import metadata
+
+    tags = sysinfo.fingerprint()
+    for package in ("pandas", "pyarrow", "threadpoolctl", "lightgbm", "scikit-learn-intelex"):
+        try:
+            installed = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            assert f"version.{package}" not in tags
+        else:
+            assert tags[f"version.{package}"] == installed
+    if not sysinfo.device.cuda_devices()[0]:  # no GPU: no GPU properties, and no complaint about NVML
+        assert not [k for k in tags if k.startswith("host.gpu_") and k != "host.gpu_count"]

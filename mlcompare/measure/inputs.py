@@ -1,0 +1,83 @@
+"""A case's inputs: the cached dataset read, laid out, and put where the library computes.
+
+The steps run in this order, so that each timer holds only what its name says:
+
+1. GPU cases initialise the device first (`device.init_device`: imports of CuPy and cuDF,
+   the CUDA context, the memory pool): `device_init_time_s`, before any timer;
+2. the cached dataset is read into the implementation's memory: `load_time_s`. CPU cases,
+   accelerators and distributed cases read it with pyarrow into host memory; GPU cases
+   with device inputs read it with cuDF straight into device memory when cuDF is
+   installed, else with pyarrow (the `reader`);
+3. the feature matrices are put in the experiment's layout (`order`: C row-major, F
+   column-major), untimed, on the host for everyone and on the device for device inputs
+   (cuDF hands out column-major matrices);
+4. GPU cases that read with pyarrow copy the laid-out arrays to the device once:
+   `transfer_time_s` (its inputs part). The fits receive exactly those device arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from mlcompare.data import cache as datasets
+from mlcompare.measure import device, timing
+
+#: What a GPU fit and predict need on the device (the test labels are scored on the host).
+DEVICE_ARRAYS = ("X_train", "y_train", "X_test")
+
+
+@dataclass
+class Inputs:
+    host: dict[str, np.ndarray]  # the four arrays in host memory, X in the requested layout
+    data: dict[str, Any]  # what the timed fits and predicts receive
+    load_s: float
+    transfer_in_s: float
+    reader: str  # "pyarrow" or "cudf"
+    order: str
+    device_init_s: float | None = None  # GPU cases only
+
+
+def load(directory: str | Path, order: str = "C", on_gpu: bool = False, device_input: bool = False,
+         prepare: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]] | None = None,
+         reader: str | None = None) -> Inputs:
+    """Read a cached dataset for one case and lay it out; GPU inputs end up on the device.
+
+    `prepare` is a plugin's data preparation (untimed, on the host, identical for every
+    implementation): its arrays exist on the host only, so they reach the device by a copy.
+    `reader` forces 'pyarrow' or 'cudf' for device inputs (bench/gpu_check.py tries both).
+    """
+    directory = Path(directory)
+    if not device_input or prepare is not None:
+        reader = "pyarrow"
+    reader = reader or device.device_reader()
+    init_s = device.init_device(reader) if on_gpu else None
+    frames = None
+    if reader == "cudf":
+        host = datasets.load_split(directory)  # for scoring and the fits given numpy arrays: untimed
+        frames, load_s = timing.timed(lambda: device.read_split_device(directory, ("train", "test")), True)
+    else:
+        host, load_s = timing.timed(lambda: datasets.load_split(directory), False)
+    if prepare is not None:
+        host = prepare(dict(host))
+    host = {k: device.in_layout(v, order) if k.startswith("X_") else v for k, v in host.items()}
+    data: dict[str, Any] = host
+    transfer_s = 0.0
+    if frames is not None:
+        data = device.frames_to_arrays(frames, order, DEVICE_ARRAYS)
+        del frames  # the frames' device memory goes before the first fit
+    elif device_input:
+        data, transfer_s = timing.timed(lambda: {k: device.to_device(host[k], order) for k in DEVICE_ARRAYS}, True)
+    check_layout(data, order)
+    return Inputs(host=host, data=data, load_s=load_s, transfer_in_s=transfer_s, reader=reader, order=order,
+                  device_init_s=init_s)
+
+
+def check_layout(arrays: dict[str, Any], order: str) -> None:
+    """Raise when a feature matrix does not have the requested layout (a bug, never data)."""
+    for name, array in arrays.items():
+        if name.startswith("X_") and getattr(array, "ndim", 0) == 2 and order not in device.layout(array):
+            raise RuntimeError(f"{name} has layout {device.layout(array)}, {order} was asked for")

@@ -1,0 +1,310 @@
+"""Two suites side by side: which cases they share, B against A for each, and the verdicts.
+
+A case of A and a case of B are the same case when they agree on the pairing, the
+implementation, the dataset and its size, the data layout (`order`; suites older than
+it used C order), the sweep point and every `estimator.*` parameter both runs logged.
+Thread counts (`n_jobs` and its other names) are left out of the match: they are a
+setting being compared, like the machine or a library version, and are listed among the
+differences instead. A parameter only one side logged (a new release added it) is listed
+too, and does not keep the cases apart.
+
+For each shared case: B's median fit time over A's, the exact Mann–Whitney interval of
+that factor from both runs' repeats (`measure.stats.ratio_interval`, the speed-up's
+interval) and a verdict at the asked level; the same for predict time where both runs
+kept its repeats; and the main quality metric of both, with a verdict against a tolerance.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Iterator
+
+import pandas as pd
+
+from mlcompare.data.cache import human_count
+from mlcompare.measure.quality import DEFAULT_TOLERANCE, HIGHER_IS_BETTER, METRICS, quality_delta
+from mlcompare.measure.stats import ratio_interval
+from mlcompare.records import Status
+from mlcompare.report import results
+
+if TYPE_CHECKING:
+    from mlcompare.tracking.stored import StoredRun, StoredSuite
+
+#: Estimator parameters that only say how many threads to use: a setting, not the case.
+THREAD_PARAMS = frozenset({"n_jobs", "nthread", "n_threads", "num_threads", "thread_count"})
+#: Case params that are settings rather than identity: listed when they differ.
+SETTING_PARAMS = ("threads", "dtype", "repeats", "rounds", "min_time_s", "estimator")
+#: Case tags that say what ran (listed when they differ).
+SETTING_TAGS = ("library_version", "threadpools", "ran_on")
+#: The suite's own params and tags compared first: the machine, the versions, the settings.
+SUITE_PARAMS = ("suite_threads", "suite_thread_sweep", "suite_repeats", "suite_rounds", "suite_min_time_s",
+                "suite_timeout_s", "suite_file_sha256")
+SUITE_TAG_PREFIXES = ("host.", "version.", "mlcompare.git_")
+
+#: Timing verdicts. "too few repeats": no interval reaches the asked level; "no repeats kept":
+#: a run logged its median only (predict times before their history was kept).
+FASTER, SLOWER, SAME, TOO_FEW, UNTESTED = "faster", "slower", "no change", "too few repeats", "no repeats kept"
+#: Quality verdicts.
+BETTER, WORSE, EQUAL = "better", "worse", "same"
+
+#: Timed quantities compared: (name in the frame, median metric, repeat history).
+TIMES = (("fit", "fit_time_s", "fit_time_repeat_s"), ("predict", "predict_time_s", "predict_time_repeat_s"))
+
+COLUMNS = ("case", "pairing", "implementation", "dataset", "device", "a_run_id", "b_run_id", "a_status",
+           "b_status", "status_verdict",
+           *(f"{t}_{c}" for t, _, _ in TIMES for c in ("a_s", "b_s", "ratio", "low", "high", "level",
+                                                      "a_repeats", "b_repeats", "verdict")),
+           "main_metric", "quality_a", "quality_b", "quality_delta", "quality_tolerance", "quality_verdict")
+
+
+@dataclass
+class SuiteComparison:
+    """B against A: the shared cases (`rows`), the cases of one only, and what differs."""
+
+    a: StoredSuite
+    b: StoredSuite
+    confidence: float
+    rows: pd.DataFrame
+    only_a: list[str] = field(default_factory=list)
+    only_b: list[str] = field(default_factory=list)
+    differences: list[str] = field(default_factory=list)
+    case_differences: list[str] = field(default_factory=list)
+    fail_slower: float | None = None  # the --fail-slower ratio, drawn on the plot
+
+
+def compare_suites(a: StoredSuite, b: StoredSuite, confidence: float = 0.95,
+                   quality_tolerance: float | None = None) -> SuiteComparison:
+    """Match the cases of A and B and compare each pair (B over A).
+
+    `quality_tolerance`: how much worse B's main metric may be and still be "same"
+    (absolute for scores, relative for losses, as `quality_delta`); default: each metric's
+    parity tolerance.
+    """
+    pairs, only_a, only_b = match_cases(a.cases, b.cases)
+    rows = [_row(ra, rb, confidence, quality_tolerance) for ra, rb in pairs]
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    return SuiteComparison(a, b, confidence, frame, only_a, only_b, suite_differences(a, b),
+                           case_differences(pairs))
+
+
+# -- matching -------------------------------------------------------------------------------
+
+def case_key(run: StoredRun) -> tuple[str, ...]:
+    """What a case is, but its estimator parameters: pairing, implementation, data, layout, sweep point."""
+    p = run.params
+    return (p.get("pairing", ""), p.get("implementation", ""), p.get("dataset", ""), p.get("n_samples", ""),
+            p.get("n_features", ""), p.get("order", "C"), p.get("sweep", ""))
+
+
+def estimator_params(run: StoredRun) -> dict[str, str]:
+    """The `estimator.*` params that identify the case (thread counts left out)."""
+    return {k.removeprefix("estimator."): v for k, v in run.params.items()
+            if k.startswith("estimator.") and k.removeprefix("estimator.") not in THREAD_PARAMS}
+
+
+def params_agree(a: StoredRun, b: StoredRun) -> list[str]:
+    """The estimator parameters both logged with different values, as 'name: a → b' (empty: same case)."""
+    pa, pb = estimator_params(a), estimator_params(b)
+    return [f"{k}: {pa[k]} → {pb[k]}" for k in sorted(pa.keys() & pb.keys()) if pa[k] != pb[k]]
+
+
+def match_cases(a: list[StoredRun], b: list[StoredRun]) -> tuple[list[tuple[StoredRun, StoredRun]], list[str],
+                                                                  list[str]]:
+    """(pairs of the same case, labels of A's cases not in B, labels of B's not in A), in A's order."""
+    by_key: dict[tuple, list[StoredRun]] = {}
+    for run in b:
+        by_key.setdefault(case_key(run), []).append(run)
+    pairs, only_a, used = [], [], set()
+    for run in a:
+        candidates = [c for c in by_key.get(case_key(run), []) if c.run_id not in used]
+        same = next((c for c in candidates if not params_agree(run, c)), None)
+        if same is None:
+            why = f" (estimator params differ: {'; '.join(params_agree(run, candidates[0]))})" if candidates else ""
+            only_a.append(case_label(run) + why)
+            continue
+        used.add(same.run_id)
+        pairs.append((run, same))
+    only_b = [case_label(run) for run in b if run.run_id not in used]
+    return pairs, only_a, only_b
+
+
+def case_label(run: StoredRun) -> str:
+    """'random_forest · sklearn [threads=1] · classification 4k×20 · max_depth=4'."""
+    p = run.params
+    impl = results.impl_label(p.get("implementation"), p.get("sweep_own", ""))
+    data = results.group_label(_dataset_label(p), p.get("sweep_shared", ""))
+    order = f" · order {p['order']}" if p.get("order", "C") != "C" else ""
+    return f"{p.get('pairing', '?')} · {impl} · {data}{order}"
+
+
+def _dataset_label(params: dict[str, str]) -> str:
+    n, d = _int(params.get("n_samples")), _int(params.get("n_features"))
+    dataset = params.get("dataset", "")
+    return f"{dataset} {human_count(n)}×{d}" if n is not None and d is not None else dataset
+
+
+# -- one shared case ------------------------------------------------------------------------
+
+def _row(a: StoredRun, b: StoredRun, confidence: float, tolerance: float | None) -> dict[str, Any]:
+    status_a, status_b = _status(a), _status(b)
+    row: dict[str, Any] = {
+        "case": case_label(a), "pairing": a.params.get("pairing"),
+        "implementation": results.impl_label(a.params.get("implementation"), a.params.get("sweep_own", "")),
+        "dataset": results.group_label(_dataset_label(a.params), a.params.get("sweep_shared", "")),
+        "device": a.params.get("device"), "a_run_id": a.run_id, "b_run_id": b.run_id,
+        "a_status": status_a, "b_status": status_b, "status_verdict": _status_verdict(status_a, status_b)}
+    both = status_a == Status.OK and status_b == Status.OK
+    for name, metric, history in TIMES:
+        row.update({f"{name}_{k}": v for k, v in timing(
+            a.metrics.get(metric), b.metrics.get(metric), a.history.get(history, []),
+            b.history.get(history, []), confidence).items()} if both else {})
+    metric = results.main_metric(a.params.get("pairing", ""), a.tags, a.metrics)
+    row["main_metric"] = metric
+    if both and metric and metric in a.metrics and metric in b.metrics:
+        row.update(quality(metric, a.metrics[metric], b.metrics[metric], tolerance))
+    return row
+
+
+def timing(a_median: float | None, b_median: float | None, a_times: list[float], b_times: list[float],
+           confidence: float) -> dict[str, Any]:
+    """B's median over A's, the interval of the factor from the repeats, and the verdict."""
+    out: dict[str, Any] = {"a_s": _num(a_median), "b_s": _num(b_median), "a_repeats": len(a_times),
+                           "b_repeats": len(b_times), "ratio": math.nan, "low": math.nan, "high": math.nan,
+                           "level": math.nan, "verdict": ""}
+    if not (out["a_s"] > 0 and out["b_s"] > 0):
+        return out
+    out["ratio"] = out["b_s"] / out["a_s"]
+    if not a_times or not b_times:
+        out["verdict"] = UNTESTED
+        return out
+    interval = ratio_interval(b_times, a_times, confidence)
+    if interval is None:
+        out["verdict"] = TOO_FEW
+        return out
+    out.update(low=interval.low, high=interval.high, level=interval.level)
+    out["verdict"] = verdict(interval.low, interval.high, interval.level, confidence)
+    return out
+
+
+def verdict(low: float, high: float, level: float, confidence: float) -> str:
+    """Slower when the interval lies above 1, faster below, at a level of at least `confidence`."""
+    if level < confidence - 1e-12:
+        return TOO_FEW
+    if low > 1:
+        return SLOWER
+    if high < 1:
+        return FASTER
+    return SAME
+
+
+def quality(metric: str, a: float, b: float, tolerance: float | None) -> dict[str, Any]:
+    """B's main metric against A's: the delta (relative for losses), the tolerance used, the verdict."""
+    known = metric in METRICS
+    delta = quality_delta(metric, b, a) if known else b - a
+    tol = tolerance if tolerance is not None else (DEFAULT_TOLERANCE[metric] if known else 0.0)
+    worse = -delta if HIGHER_IS_BETTER.get(metric, True) else delta
+    judged = WORSE if worse > tol + 1e-12 else BETTER if -worse > tol + 1e-12 else EQUAL
+    return {"quality_a": a, "quality_b": b, "quality_delta": delta, "quality_tolerance": tol,
+            "quality_verdict": judged}
+
+
+def _status(run: StoredRun) -> str:
+    return run.tags.get("case_status") or (Status.OK if run.status == "FINISHED" else Status.FAILED)
+
+
+def _status_verdict(a: str, b: str) -> str:
+    """'' when both ran; else what happened, e.g. 'failed in B' (a regression) or 'skipped in A'."""
+    if a == b == Status.OK:
+        return ""
+    if a == Status.OK:
+        return f"{b} in B"
+    if b == Status.OK:
+        return f"{a} in A"
+    return f"{a} in A, {b} in B" if a != b else f"{a} in both"
+
+
+# -- what differs ---------------------------------------------------------------------------
+
+def suite_differences(a: StoredSuite, b: StoredSuite) -> list[str]:
+    """The suites' machine, library versions and settings where they differ, as 'name: A → B'."""
+    def values(suite: StoredSuite) -> dict[str, str]:
+        run = suite.run
+        out = {k: v for k, v in run.tags.items() if k.startswith(SUITE_TAG_PREFIXES)}
+        out.update({k: run.params[k] for k in SUITE_PARAMS if k in run.params})
+        return out
+
+    va, vb = values(a), values(b)
+    lines = []
+    for key in sorted(va.keys() | vb.keys()):
+        if va.get(key) != vb.get(key):
+            lines.append(f"{key}: {va.get(key, '(none)')} → {vb.get(key, '(none)')}")
+    return lines
+
+
+def case_differences(pairs: list[tuple[StoredRun, StoredRun]]) -> list[str]:
+    """Settings of the shared cases that differ (threads, dtype, library version, thread counts,
+    parameters one side lacks), each with how many cases it concerns."""
+    found: dict[str, list[str]] = {}
+    for a, b in pairs:
+        for key, va, vb in _case_settings(a, b):
+            if va != vb:
+                found.setdefault(f"{key}: {va} → {vb}", []).append(case_label(a))
+    total = len(pairs)
+    return [f"{what} ({'every shared case' if len(cases) == total else f'{len(cases)} of {total} shared cases'})"
+            for what, cases in found.items()]
+
+
+def _case_settings(a: StoredRun, b: StoredRun) -> Iterator[tuple[str, str, str]]:
+    """(name, A's value, B's value) of every setting compared between two matched cases."""
+    for key in SETTING_PARAMS:
+        yield key, a.params.get(key, "(none)"), b.params.get(key, "(none)")
+    for key in SETTING_TAGS:
+        yield key, a.tags.get(key, "(none)"), b.tags.get(key, "(none)")
+    pa = {k: v for k, v in a.params.items() if k.startswith("estimator.")}
+    pb = {k: v for k, v in b.params.items() if k.startswith("estimator.")}
+    for key in sorted(pa.keys() | pb.keys()):
+        thread = key.removeprefix("estimator.") in THREAD_PARAMS
+        if thread or key not in pa or key not in pb:
+            yield key, pa.get(key, "(none)"), pb.get(key, "(none)")
+
+
+def suite_line(suite: StoredSuite, letter: str) -> str:
+    run = suite.run
+    started = datetime.fromtimestamp(run.start_time / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (f"{letter}: suite {run.params.get('suite_name', run.name)!r} (experiment {suite.experiment_name!r}), "
+            f"run {run.run_id}, {started}, {results.host_label(run.tags)}")
+
+
+# -- gates ----------------------------------------------------------------------------------
+
+def slower_than(comparison: SuiteComparison, ratio: float) -> pd.DataFrame:
+    """Shared cases slower than `ratio`, significantly: in fit or predict time, B/A above
+    `ratio` and the verdict "slower" (its interval above 1 at the asked level), as asv's
+    `--factor`; and cases that ran in A but failed in B."""
+    rows = comparison.rows
+    slow = pd.Series(False, index=rows.index)
+    for name, _, _ in TIMES:
+        slow |= (rows[f"{name}_verdict"] == SLOWER) & (rows[f"{name}_ratio"] > ratio)
+    failed = (rows["a_status"] == Status.OK) & rows["b_status"].isin([Status.FAILED, Status.KILLED])
+    return rows[slow | failed]
+
+
+def worse_than(comparison: SuiteComparison, delta: float) -> pd.DataFrame:
+    """Shared cases whose main metric is worse in B by more than `delta` (in `quality_delta`'s units)."""
+    rows = comparison.rows
+    worse = [(-d if HIGHER_IS_BETTER.get(m, True) else d) > delta + 1e-12 if isinstance(m, str) and not pd.isna(d)
+             else False for m, d in zip(rows["main_metric"], rows["quality_delta"])]
+    return rows[pd.Series(worse, index=rows.index, dtype=bool)]
+
+
+def _num(value: float | None) -> float:
+    return math.nan if value is None else float(value)
+
+
+def _int(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None

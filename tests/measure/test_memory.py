@@ -1,0 +1,99 @@
+"""Peak host memory of a fit: the case's figure holds the fit's allocations whatever ran before.
+
+Each check runs in a fresh Python process, as a case does: the test process itself has
+freed and kept heap of earlier tests, which is exactly what the measurement must not
+depend on.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+from conftest import FAULTS, REPO
+
+from mlcompare.config.pairing import load_catalog
+from mlcompare.data.cache import DatasetSpec, materialise
+from mlcompare.measure.case import run_case
+
+
+def _fresh(code: str) -> dict:
+    """Run `code` (which prints one JSON line last) in a new interpreter with mlcompare importable."""
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=REPO, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_the_high_water_mark_sees_an_allocation_freed_again_after_the_heap_held_freed_memory():
+    found = _fresh("""
+        import json, numpy as np
+        from mlcompare.measure.memory import FitMemory
+        # what earlier work leaves behind: freed blocks the allocator keeps, and a raised mmap threshold
+        junk = [np.ones(100_000) for _ in range(300)]; del junk
+        big = np.ones(60 * 2**20 // 8); del big
+        with FitMemory() as block:
+            a = np.ones(40 * 2**20 // 8)  # 40 MiB, touched
+            del a
+        with FitMemory() as quiet:
+            sum(range(1000))
+        print(json.dumps({"block": block.host_mb, "quiet": quiet.host_mb, "method": block.method}))
+    """)
+    assert found["method"] == "high-water mark"
+    assert 38 <= found["block"] <= 60  # the 40 MiB array's own size, give or take the interpreter's pages
+    assert found["quiet"] < 2
+
+
+def test_without_the_kernel_reset_a_sampling_thread_measures_instead():
+    found = _fresh("""
+        import json, time, numpy as np
+        from mlcompare.measure import memory
+        memory.reset_high_water_mark = lambda: False  # a /proc where clear_refs cannot be written
+        with memory.FitMemory() as block:
+            a = np.ones(40 * 2**20 // 8)
+            time.sleep(0.5)  # long enough for the 5 ms sampler to see it, even on a loaded machine
+            del a
+        print(json.dumps({"block": block.host_mb, "method": block.method}))
+    """)
+    assert found["method"] == "sampled"
+    assert 30 <= found["block"] <= 60
+
+
+def _spec(workdir, pairing_name: str, dataset: DatasetSpec, repeats: int = 3) -> dict:
+    pairing = load_catalog()[pairing_name]
+    impl = pairing.implementations["sklearn"]
+    return {"estimator": impl.estimator, "library": impl.library, "device": impl.device,
+            "params": pairing.estimator_params(impl), "task": pairing.task, "metrics": list(pairing.metrics),
+            "repeats": repeats, "threads": 1, "dataset_dir": str(materialise(dataset, workdir / "data"))}
+
+
+def test_linear_regression_reports_at_least_one_copy_of_its_training_data(workdir):
+    """sklearn's LinearRegression centres a copy of X: the case's figure holds at least that much
+    (it read about 0 when measured on a fit after the warm ones, from freed, resident heap)."""
+    dataset = DatasetSpec("regression", 40_000, 64, dtype="float64")
+    spec = _spec(workdir, "linear_regression", dataset)
+    x_train_mb = 30_000 * 64 * 8 / 2**20  # the split keeps 75 % of the rows for training
+    worker = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+        import json
+        from mlcompare.measure.case import run_case
+        record = run_case({spec!r})
+        print(json.dumps({{"mb": record["metrics"]["fit_peak_host_memory_mb"], "method": record["memory_method"]}}))
+    """)], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert worker.returncode == 0, worker.stderr
+    found = json.loads(worker.stdout.strip().splitlines()[-1])
+    assert found["method"] == "high-water mark"
+    assert found["mb"] >= x_train_mb, found
+
+
+def test_the_case_measures_memory_on_its_cold_fit_without_an_extra_fit(workdir, monkeypatch):
+    """Every fit of the case is counted: the cold one and the warm repeats, and no extra fit for memory."""
+    monkeypatch.syspath_prepend(str(FAULTS))
+    monkeypatch.setenv("MLCOMPARE_FAULTS_DIR", str(workdir))
+    spec = _spec(workdir, "linear_regression", DatasetSpec("regression", 600, 5), repeats=4)
+    spec |= {"estimator": "faulty_estimators.CountsFits", "allowed_modules": ["faulty_estimators."]}
+    record = run_case(spec)
+    assert len((workdir / "fits").read_text().splitlines()) == 1 + 4
+    assert np.isfinite(record["metrics"]["fit_peak_host_memory_mb"])

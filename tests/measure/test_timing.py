@@ -1,0 +1,47 @@
+"""The timer: garbage collection off inside it, as timeit does; threads within a cgroup's quota."""
+
+from __future__ import annotations
+
+import gc
+
+from mlcompare.measure.threads import cgroup_cpu_limit, default_threads
+from mlcompare.measure.timing import repeat, timed
+
+
+def test_garbage_collection_is_off_inside_every_timed_call_and_back_on_after():
+    seen = []
+    assert gc.isenabled()
+    timed(lambda: seen.append(gc.isenabled()), False)
+    repeat(lambda: seen.append(gc.isenabled()), False, repeats=3)
+    assert seen == [False] * 4 and gc.isenabled()
+    gc.disable()
+    try:
+        timed(lambda: None, False)
+        assert not gc.isenabled()  # off before: left off
+    finally:
+        gc.enable()
+
+
+def test_a_failing_call_turns_the_collector_back_on():
+    try:
+        timed(lambda: 1 / 0, False)
+    except ZeroDivisionError:
+        pass
+    assert gc.isenabled()
+
+
+def test_cgroup_quotas_cap_the_default_threads(tmp_path):
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    (v2 / "cpu.max").write_text("150000 100000\n")  # 1.5 CPUs' worth of time
+    assert cgroup_cpu_limit(v2) == 1.5
+    assert default_threads(v2) == min(2, default_threads(tmp_path / "none"))
+    (v2 / "cpu.max").write_text("max 100000\n")
+    assert cgroup_cpu_limit(v2) is None
+    v1 = tmp_path / "v1"
+    (v1 / "cpu").mkdir(parents=True)
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("100000\n")
+    (v1 / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    assert cgroup_cpu_limit(v1) == 1.0 and default_threads(v1) == 1
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")
+    assert cgroup_cpu_limit(v1) is None

@@ -1,0 +1,93 @@
+"""Rounds: a case in several fresh processes, in shuffled order, its repeats pooled; the
+machine's load at each start; the stability flag."""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+
+import pytest
+from conftest import run_cli, store_runs, write
+
+from mlcompare.records import Status
+from mlcompare.suite.host import LoadMeter
+from mlcompare.suite.rounds import pool_rounds, stability
+
+
+def _round(fits, cold, memory, load=0.5):
+    return {"status": Status.OK, "fit_times": fits, "fit_host_times": fits, "predict_times": [0.01, 0.02],
+            "model_time_s": 1.0,
+            "metrics": {"fit_time_s": sorted(fits)[len(fits) // 2], "fit_cold_time_s": cold, "transfer_time_s": 0.0,
+                        "load_time_s": 0.1, "fit_peak_host_memory_mb": memory, "load_avg_1m_at_start": load,
+                        "r2": 0.9}}
+
+
+def test_rounds_pool_their_repeats_and_keep_the_worst_memory():
+    pooled = pool_rounds([_round([1.0, 1.2, 1.1], 2.0, 30.0), _round([1.4, 1.3, 1.5], 3.0, 32.0, load=2.5)])
+    assert pooled["fit_times"] == [1.0, 1.2, 1.1, 1.4, 1.3, 1.5] and pooled["rounds"] == 2
+    m = pooled["metrics"]
+    assert m["fit_time_s"] == pytest.approx(1.25) and m["fit_repeats"] == 6
+    assert m["fit_cold_time_s"] == pytest.approx(2.5)  # the median of the rounds' cold fits
+    assert m["fit_peak_host_memory_mb"] == 32.0 and m["load_avg_1m_at_start"] == 2.5
+    assert m["fit_time_rounds_cv"] == pytest.approx(statistics.stdev([1.1, 1.4]) / 1.25)  # the rounds' medians
+    assert m["fit_time_ci_level"] == pytest.approx(1 - 2 / 64)  # six pooled repeats: their range, 96.9 %
+    assert pooled["model_time_s"] == 2.0
+
+
+def test_a_failed_round_fails_the_case():
+    failed = {"status": Status.FAILED, "error": "boom"}
+    assert pool_rounds([_round([1.0, 1.1], 2.0, 1.0), failed])["error"] == "boom (round 2 of 2)"
+
+
+def test_stability_flags_noise_and_load():
+    assert stability({"metrics": {"fit_time_cv": 0.05, "load_avg_1m_at_start": 0.5}}, cpus=2) == "stable"
+    assert stability({"metrics": {"fit_time_cv": 0.3}}, cpus=2) == "noisy: fit-time CV 0.30 > 0.10"
+    assert stability({"metrics": {"fit_time_cv": 0.01, "load_avg_1m_at_start": 3.2}}, cpus=2) == (
+        "noisy: load 3.2 at start > 2 CPUs")
+    assert "rounds' medians 0.20" in stability({"metrics": {"fit_time_rounds_cv": 0.2}}, cpus=8)
+
+
+def test_cpu_steal_is_the_share_since_the_last_reading(tmp_path):
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  100 0 50 800 10 0 0 40 0 0\ncpu0 1 2 3\n")
+    meter = LoadMeter(stat)
+    stat.write_text("cpu  150 0 70 900 10 0 0 70 0 0\ncpu0 1 2 3\n")  # 200 more jiffies, 30 of them stolen
+    reading = meter.reading()
+    assert reading["cpu_steal_pct_at_start"] == pytest.approx(15.0)
+    assert meter.reading()["cpu_steal_pct_at_start"] == 0.0  # no tick since: nothing stolen
+    assert "cpu_steal_pct_at_start" not in LoadMeter(tmp_path / "no").reading()
+
+
+ROUNDS = """\
+name: rounds
+repeats: 2
+rounds: 4
+datasets: [{generator: regression, n_samples: 300, n_features: 3}]
+pairings:
+  - name: counted
+    task: regression
+    metrics: [r2]
+    implementations:
+      a: {estimator: faulty_estimators.CountsFits, device: cpu, params: {label: a}}
+      b: {estimator: faulty_estimators.CountsFits, device: cpu, params: {label: b}}
+"""
+
+
+def test_each_case_runs_in_fresh_processes_in_shuffled_order(workdir, faults):
+    write(workdir / "rounds.yaml", ROUNDS)
+    result = run_cli("run", "rounds.yaml", cwd=workdir, env=faults)
+    assert result.returncode == 0, result.stderr
+    fits = [line.split() for line in (workdir / "faults" / "fits").read_text().splitlines()]
+    processes = defaultdict(list)
+    for label, pid in fits:
+        processes[label].append(pid)
+    for label in "ab":
+        assert len(set(processes[label])) == 4  # four rounds, four processes
+        assert all(processes[label].count(pid) == 3 for pid in set(processes[label]))  # cold + 2 warm each
+    firsts = [label for i, (label, pid) in enumerate(fits) if i % 6 == 0]  # who started each round
+    assert firsts != ["a"] * 4  # the baseline is not always first
+    runs = {r.data.params["implementation"]: r for r in store_runs("rounds") if "mlflow.parentRunId" in r.data.tags}
+    for run in runs.values():
+        assert run.data.params["rounds"] == "4"
+        assert run.data.metrics["fit_repeats"] == 8 and "fit_time_rounds_cv" in run.data.metrics
+    assert runs["b"].data.metrics["speedup_fit_ci_level"] >= 0.95  # 8 pooled repeats against 8
