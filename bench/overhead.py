@@ -28,6 +28,7 @@ inside one run mean anything):
 3. `logging` — logging 1,000 cases' params, metrics and tags into a fresh SQLite store.
 
 Run:  .venv/bin/python bench/overhead.py [--parts quick,bare,logging] [--tree PATH] [--rounds 3]
+      [--data-dir DIR] [--store FILE]   (reuse a dataset cache and a store: a second run's figures)
 """
 
 from __future__ import annotations
@@ -360,6 +361,8 @@ def main() -> int:
     parser.add_argument("--tree", type=Path, default=REPO, help="the mlcompare checkout to measure (default: this)")
     parser.add_argument("--experiment", type=Path, default=None, help="default: the tree's experiments/quick.yaml")
     parser.add_argument("--data-dir", type=Path, default=None, help="a dataset cache to reuse (default: a fresh one)")
+    parser.add_argument("--store", type=Path, default=None,
+                        help="an SQLite store file to reuse, as a second run finds it (default: a fresh one)")
     parser.add_argument("--no-warm-worker", dest="warm", action="store_false",
                         help="quick: every case in a fresh process")
     parser.add_argument("--rounds", type=int, default=3)
@@ -372,7 +375,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="mlcompare-bench-") as tmp:
         work = Path(tmp)
         os.chdir(work)
-        os.environ["MLFLOW_TRACKING_URI"] = f"sqlite:///{work / 'mlflow.db'}"
+        os.environ["MLFLOW_TRACKING_URI"] = f"sqlite:///{(args.store or work / 'mlflow.db').resolve()}"
         os.environ["MLCOMPARE_DATA_DIR"] = str(args.data_dir or work / "data")
         for var in ("MLFLOW_RUN_ID", "MLFLOW_EXPERIMENT_ID", "MLFLOW_EXPERIMENT_NAME"):
             os.environ.pop(var, None)

@@ -148,6 +148,8 @@ def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], N
         with tempfile.TemporaryDirectory(prefix="mlcompare-suite-") as scratch, \
                 isolation.case_processes(cases, experiment.allowed_modules, case_skip_reason, recorder,
                                          Path(scratch), warm, local=cluster is None):
+            if cluster is None and hasattr(recorder, "between_cases"):
+                recorder.between_cases(_report_libraries)  # imported between cases, not after the last
             outcomes = _outcomes(cases, experiment, experiment_fp, finished, threads, prepared, Path(scratch),
                                  guard, progress, cluster)
             try:
@@ -318,6 +320,15 @@ def _baselines_first(cases: list[Case], outcomes: Outcomes, held: dict[tuple, li
             held.setdefault(case.group, []).append((index, record))
         else:
             yield index, record
+
+
+def _report_libraries() -> None:
+    """What the report needs (pandas, matplotlib and its font list; about a second here),
+    loaded ahead while the cases run, in the writer's turn: never beside a timed call."""
+    import matplotlib.backends.backend_agg  # noqa: F401
+    import matplotlib.font_manager  # noqa: F401
+
+    import mlcompare.report  # noqa: F401
 
 
 def _summary_from_store(recorder: Recorder, say: Callable[[str], None]) -> SuiteReport:

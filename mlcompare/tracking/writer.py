@@ -17,7 +17,7 @@ import random
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import mlflow
 from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
@@ -116,6 +116,23 @@ class Recorder:
         wait until every run is written."""
         if self._behind is None:
             self._behind = WriteBehind(turn, hold)
+
+    def between_cases(self, work: Callable[[], object]) -> None:
+        """Queue untimed work of the suite's own for the writer thread, which does it as it
+        writes a run: after the next case's timed calls (see `behind`). Done here and now when
+        runs are not written behind. Its errors are swallowed: such work is only ever ahead of
+        time, and the suite does it again when it needs it."""
+
+        def quietly() -> None:
+            try:
+                work()
+            except Exception:  # noqa: BLE001 - see the docstring
+                pass
+
+        if self._behind is not None:
+            self._behind.put(quietly)
+        else:
+            quietly()
 
     def release_queued(self) -> None:
         """Let the writer thread write the runs queued so far."""

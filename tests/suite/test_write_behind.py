@@ -52,11 +52,23 @@ def _probe_fits(workdir) -> list[tuple[int, float, float]]:
 def test_runs_are_written_while_the_next_case_runs_and_never_during_its_timed_fits(workdir, faults_here,
                                                                                  monkeypatch):
     writes = _slow_writes(monkeypatch, 0.3)
+    ahead = []  # the report's libraries, loaded ahead: in which thread, when
+    load_ahead = runner._report_libraries
+
+    def recording_load_ahead():
+        start = time.monotonic()
+        load_ahead()
+        ahead.append((threading.current_thread().name, start, time.monotonic()))
+
+    monkeypatch.setattr(runner, "_report_libraries", recording_load_ahead)
     experiment = load_experiment(faults_experiment(workdir, ["sklearn", "probe"], sizes=[200, 300, 400]))
     outcome = runner.run_suite(experiment, Recorder("faults"), say=lambda line: None)
     assert outcome.count("ok") == 6
     assert len(writes) == 6
     fits = _probe_fits(workdir)
+    # loaded once, by the writer's thread, in its turn: beside no timed fit
+    assert [name for name, _, _ in ahead] == ["mlcompare-writer"]
+    assert not [fit for fit in fits if fit[1] < ahead[0][2] and ahead[0][1] < fit[2]]
     for name, start, end in writes:
         overlapping = [fit for fit in fits if fit[1] < end and start < fit[2]]
         assert not overlapping, f"{name} was written during a timed fit"
