@@ -257,8 +257,9 @@ def _rows_from_columns(X: np.ndarray, columns: list[np.ndarray]) -> None:
 
     Writing a whole column into a row-major matrix touches one element per row, a row's
     length apart: every write misses the cache. A block of rows that fits in the cache
-    (about 1 MiB) takes every column's slice in turn and is written once; here that made
-    reading a 500k×64 dataset about ten times faster, the same bytes either way.
+    (about 1 MiB) takes every column's slice in turn and is written once: filling a
+    375k×64 float32 matrix from its columns took 0.9 s the first way and 0.09 s this way
+    here (the Parquet decoding is apart), the same bytes either way.
     """
     rows = max(256, (1 << 20) // max(1, X.shape[1] * X.itemsize))
     for start in range(0, X.shape[0], rows):
