@@ -97,6 +97,7 @@ class CaseRecord(TypedDict, total=False):
     library_version: str
     model_time_s: float
     cluster: dict[str, Any]
+    process: str  # "forked" (from the suite's warm worker) or "fresh" (a new Python process)
     threads: int
     load_reader: str  # what read the cached dataset: "pyarrow" (host memory) or "cudf" (device memory)
     gpu_memory_method: str  # how fit_peak_gpu_memory_mb was measured (device.gpu_memory_meter)

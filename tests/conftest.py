@@ -84,6 +84,7 @@ class RecordedSuite:
     parent_run_id: str
     experiment_id: str
     stderr: str
+    stdout: str = ""
 
 
 @pytest.fixture(scope="session")
@@ -103,7 +104,7 @@ def recorded_sweep(tmp_path_factory) -> RecordedSuite:
     client = MlflowClient(tracking_uri=uri)
     experiment = client.get_experiment_by_name("sweep")
     parent = client.search_runs([experiment.experiment_id], "tags.`mlcompare.kind` = 'suite'")[0]
-    return RecordedSuite(root, uri, parent.info.run_id, experiment.experiment_id, result.stderr)
+    return RecordedSuite(root, uri, parent.info.run_id, experiment.experiment_id, result.stderr, result.stdout)
 def start_cli(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Popen:
     """`python -m mlcompare ...` started in its own process group (as a shell starts a job), not awaited."""
     return subprocess.Popen([sys.executable, "-m", "mlcompare", *args], cwd=cwd, env=cli_env(env),

@@ -17,6 +17,7 @@ import sys
 from typing import NoReturn
 
 from mlcompare.cli.command import COMMANDS
+from mlcompare.cli.flags import explicit_booleans
 from mlcompare.errors import InputError, one_line
 
 EXIT_BAD_INPUT = 2
@@ -52,6 +53,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        argv = explicit_booleans(argv)
+    except argparse.ArgumentTypeError as exc:
+        command = next((a for a in argv if not a.startswith("-")), "")
+        print(f"mlcompare: error: {exc} (see mlcompare {command} --help)".replace("  ", " "), file=sys.stderr)
+        return EXIT_BAD_INPUT
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command].run(args)

@@ -47,13 +47,39 @@ def min_time_seconds(text: str) -> float | None:
     return seconds(text, 0)
 
 
+#: Flags that take no value on the command line (`--resume`, before or after the experiment
+#: file) and also the `--resume=VALUE` form MLproject passes (see `explicit_booleans`).
+BOOLEAN_FLAGS = ("--resume",)
+
+
 def boolean(text: str) -> bool:
     """--resume=VALUE as the MLproject passes it: true/false, yes/no, 1/0, on/off, empty = false."""
     word = text.strip().lower()
     if word in _TRUE or word in _FALSE:
         return word in _TRUE
-    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r} "
-                                     "(write the experiment file before --resume)")
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def explicit_booleans(argv: list[str]) -> list[str]:
+    """`--resume=true` as `--resume`, `--resume=false` (or empty) as nothing.
+
+    A flag that may take a value would swallow the word after it (`--resume FILE` read FILE
+    as the value), so `--resume` takes none, and the `=VALUE` form is read here, before the
+    parser sees it. A value that is not a boolean raises ArgumentTypeError naming the flag.
+    """
+    out = []
+    for arg in argv:
+        name, equals, value = arg.partition("=")
+        if not equals or name not in BOOLEAN_FLAGS:
+            out.append(arg)
+            continue
+        try:
+            on = boolean(value)
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentTypeError(f"{name}: {exc}") from None
+        if on:
+            out.append(name)
+    return out
 
 
 def name_list_or_empty(text: str) -> list[str] | None:
@@ -120,6 +146,9 @@ def add_selection(parser: argparse.ArgumentParser, experiment_required: bool = T
                              "repeats (overrides the file's rounds)")
     parser.add_argument("--min-time", type=min_time_seconds, default=None, metavar="SECONDS",
                         help="keep repeating warm fits until this much fit time is measured")
+    parser.add_argument("--no-size-check", dest="size_check", action="store_false",
+                        help="run datasets larger than this machine's memory or the dataset cache's free disk "
+                             "(refused by default)")
     parser.add_argument("--cost-per-hour", type=prices_or_empty, default=None, metavar="cpu=USD,gpu=USD",
                         help="US dollars per hour of the CPU machine and of the GPU box: every case gets its "
                              "fit cost (replaces the file's cost_per_hour for the devices named)")
@@ -145,6 +174,10 @@ def experiment_from_args(args: argparse.Namespace):
         experiment.thread_sweep = ()
     if args.min_time is not None:
         experiment.min_time_s = args.min_time
+    if args.size_check:
+        from mlcompare.config.sizes import check_sizes
+
+        check_sizes(experiment)
     if args.cost_per_hour:
         experiment.cost_per_hour = {**experiment.cost_per_hour, **args.cost_per_hour}
     return experiment

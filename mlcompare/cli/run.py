@@ -10,7 +10,6 @@ from mlcompare.cli.flags import (
     add_pairing_flags,
     add_selection,
     address_or_empty,
-    boolean,
     experiment_from_args,
     name_or_empty,
 )
@@ -29,9 +28,9 @@ class Run(Command):
         add_selection(parser)
         parser.add_argument("--system-metrics", action="store_true",
                             help="sample CPU/memory (and GPU, with nvidia-ml-py) on the suite run")
-        parser.add_argument("--resume", type=boolean, nargs="?", const=True, default=False, metavar="BOOL",
+        parser.add_argument("--resume", action="store_true",
                             help="skip the cases already FINISHED in the store for this experiment "
-                                 "fingerprint; rerun failed, killed and missing ones")
+                                 "fingerprint; rerun failed, killed and missing ones (also --resume=true|false)")
         stop = parser.add_mutually_exclusive_group()
         stop.add_argument("--keep-going", dest="fail_fast", action="store_false", default=False,
                           help="run every case even after one failed (the default)")
@@ -41,6 +40,10 @@ class Run(Command):
                             help="spread the cases over the workers of this Dask scheduler (one case per "
                                  "worker at a time; GPU cases on workers started with --resources GPU=1); "
                                  "results are logged here, to the tracking URI")
+        parser.add_argument("--no-warm-worker", dest="warm_worker", action="store_false",
+                            help="start every case in a fresh Python process instead of forking CPU cases "
+                                 "from a warm worker that has imported the CPU libraries once (slower: each "
+                                 "case imports them again)")
         parser.add_argument("--compare-to", type=name_or_empty, default=None, metavar="SUITE",
                             help="when the suite is done, compare it with this earlier suite (a parent run id, or "
                                  "an experiment or suite name: its latest) and log the comparison table and plot "
@@ -64,6 +67,8 @@ class Run(Command):
         ok, skipped, failed = (outcome.count(s) for s in (Status.OK, Status.SKIPPED, Status.FAILED))
         reused = f", {outcome.reused} already finished (resumed)" if args.resume else ""
         print(f"mlcompare: {ok} ran, {skipped} skipped, {failed} failed{reused}; parent run {outcome.parent_run_id}")
+        if outcome.runs_page:
+            print(f"mlcompare: the runs table: {outcome.runs_page}")
         return 1 if failed or outcome.stopped_early else 0
 
 
@@ -90,18 +95,24 @@ def _run_suite(args: argparse.Namespace, guard):
         say = live.say
     else:
         say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-    cluster = None
+    cluster = warm = None
     if args.scheduler:  # reached before the store is touched: a bad address is an input error
         from mlcompare.suite.spread import connect
 
         _check_not_training_on(experiment, args.scheduler)
         cluster = connect(args.scheduler)
         say(f"mlcompare: spreading the cases over {cluster.describe()}")
+    elif args.warm_worker:
+        from mlcompare.suite.cases import case_skip_reason
+        from mlcompare.suite.isolation import start_warm_worker
+
+        # started now: its imports overlap the datasets' preparation and the store's opening
+        warm = start_warm_worker(experiment.cases(), experiment.allowed_modules, case_skip_reason)
     try:
         # before the store is touched; spread, every case's data (the workers may lack it)
         prepared = prepare_datasets(experiment, say, guard, everywhere=cluster is not None)
         suite = dict(say=say, prepared=prepared, guard=guard, resume=args.resume,
-                     fail_fast=args.fail_fast, cluster=cluster)
+                     fail_fast=args.fail_fast, cluster=cluster, warm=warm or False)
         if live:
             with live:
                 outcome = run_suite(experiment, Recorder(experiment.name), progress=live, **suite)
@@ -116,6 +127,8 @@ def _run_suite(args: argparse.Namespace, guard):
     finally:
         if cluster is not None:
             cluster.close()
+        if warm is not None:
+            warm.shutdown()
 
 
 def _check_not_training_on(experiment, address: str) -> None:

@@ -102,6 +102,7 @@ class Experiment:
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
     selections: list[Selection] = field(default_factory=list)
     allowed_modules: tuple[str, ...] = ()  # module prefixes estimators may be imported from
+    dataset_entries: list[int] = field(default_factory=list)  # per dataset: its entry in the file's `datasets`
     rounds: int = 1  # fresh processes per case, in shuffled order, their repeats pooled
     cost_per_hour: dict[str, float] = field(default_factory=dict)  # device -> USD per hour of its machine
     predict_batch_sizes: list[int] = field(default_factory=list)  # predict latency by batch: rows per call
@@ -351,8 +352,9 @@ def load_experiment(path: str | Path, repeats: int | None = None,
     else:
         catalog = dict(catalog)
 
-    datasets = [spec for entry, raw in zip(model.datasets, data["datasets"])
+    numbered = [(i, spec) for i, (entry, raw) in enumerate(zip(model.datasets, data["datasets"]))
                 for spec in _dataset_specs(entry, raw, model, source, cards)]
+    datasets = [spec for _, spec in numbered]
     listed = model.pairings is not None
     if listed:
         selections = parse_entries(source, model.pairings, catalog, allowed, path.parent)
@@ -394,7 +396,7 @@ def load_experiment(path: str | Path, repeats: int | None = None,
                             repeats=file_repeats, timeout_s=timeout_s, min_time_s=model.min_time_s,
                             threads=threads, system_metrics=model.system_metrics, datasets=datasets,
                             pairings=pairings, implementations=impl_names, raw=data, selections=selections,
-                            allowed_modules=allowed, rounds=rounds,
+                            allowed_modules=allowed, dataset_entries=[i for i, _ in numbered], rounds=rounds,
                             cost_per_hour=model.cost_per_hour.prices() if model.cost_per_hour else {},
                             predict_batch_sizes=list(model.predict_batch_sizes or []),
                             predict_latency_budget_s=model.predict_latency_budget_s,

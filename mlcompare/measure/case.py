@@ -1,7 +1,8 @@
 """Run one case in this process and return a plain result record (a JSON-able dict).
 
-The suite calls this through `mlcompare.measure.worker` in a fresh process per case, so the cold
-fit really is the first fit in the process and a crash cannot take the suite down.
+The suite calls this through `mlcompare.measure.worker` in a process of its own per case (a fresh
+one, or one forked from the warm worker, which never fits), so the cold fit really is the first
+fit in the process and a crash cannot take the suite down.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from threadpoolctl import threadpool_limits
 
 from mlcompare.config.imports import ALLOWED_MODULE_PREFIXES, import_estimator
 from mlcompare.measure import cluster as dask_cluster
-from mlcompare.measure import device, energy, latency, memory, quality, stats, timing
+from mlcompare.measure import device, energy, latency, memory, quality, quiet, stats, timing
 from mlcompare.measure import inputs as case_inputs
 from mlcompare.measure.audit import effective_params, fitted_counts, library_version, output_evidence, verify_device
 from mlcompare.measure.threads import thread_pools, with_threads
@@ -116,6 +117,8 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
                                    budget_s=spec.get("predict_latency_budget_s", latency.DEFAULT_BUDGET_S))
     elif spec.get("predict_batch_sizes"):
         by_batch = latency.LatencyResult(note="not measured for distributed implementations")
+
+    quiet.release()  # the last timed call is over: the suite's writer may use the cores now
 
     # 5. quality on the host, one shared function per metric, on the rows the outputs describe
     y_true, agree = _scored_rows(task.output, host, outputs)

@@ -1,8 +1,11 @@
-"""`python -m mlcompare.measure.worker SPEC RESULT`: one case in its own process.
+"""`python -m mlcompare.measure.worker SPEC RESULT [QUIET_FD]`: one case in its own process.
 
 Reads the case spec (JSON), runs it, writes the result record (JSON). An exception in
 the case becomes a `failed` record; a crash leaves no record, which the suite reports
-(with the Python stack of a segfault in stderr, thanks to faulthandler).
+(with the Python stack of a segfault in stderr, thanks to faulthandler). The same `run`
+serves a fresh process started this way and a process forked by the warm worker
+(`mlcompare.measure.forkserver`). QUIET_FD is the suite's lock the process starts holding
+(`mlcompare.measure.quiet`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from mlcompare.measure import quiet
 from mlcompare.records import Failure, Status
 
 #: Set by the suite: the worker must not outlive it (a SIGKILLed suite cannot kill it).
@@ -33,9 +37,9 @@ def failure_kind(exc: BaseException) -> Failure:
     return Failure.EXCEPTION
 
 
-def _die_with_the_suite() -> None:
-    """Ask Linux to SIGKILL this process when the suite that started it dies."""
-    parent = os.environ.get(PARENT_PID_ENV)
+def die_with_parent(parent: int | str | None) -> None:
+    """Ask Linux to SIGKILL this process when its parent (the suite, or the warm worker that
+    forked it) dies: a SIGKILLed suite cannot kill its workers itself."""
     if not parent or not sys.platform.startswith("linux"):
         return
     import ctypes
@@ -45,14 +49,19 @@ def _die_with_the_suite() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
     except (OSError, AttributeError):
         return
-    if os.getppid() != int(parent):  # the suite died before the request took effect
+    if os.getppid() != int(parent):  # the parent died before the request took effect
         os._exit(1)
 
 
 def main(argv: list[str]) -> int:
     faulthandler.enable()
-    _die_with_the_suite()
-    spec_path, result_path = Path(argv[0]), Path(argv[1])
+    die_with_parent(os.environ.get(PARENT_PID_ENV))
+    return run(Path(argv[0]), Path(argv[1]), int(argv[2]) if len(argv) > 2 else None)
+
+
+def run(spec_path: Path, result_path: Path, quiet_fd: int | None = None) -> int:
+    """Run the case of `spec_path` here and write its record to `result_path`."""
+    quiet.adopt(quiet_fd)
     spec = json.loads(spec_path.read_text())
     try:
         if spec.get("accelerator"):
@@ -68,6 +77,8 @@ def main(argv: list[str]) -> int:
         traceback.print_exc()
         record = {"status": Status.FAILED, "failure": failure_kind(exc), "error_type": type(exc).__name__,
                   "error": f"{type(exc).__name__}: {exc}".strip()}
+    finally:
+        quiet.release()  # already, unless the case ended before its timed calls did
     from mlcompare.records import json_default
 
     tmp = result_path.with_suffix(".tmp")

@@ -153,6 +153,23 @@ def number_text(value: float) -> str:
     return f"{value:.3g}"
 
 
+def skipped_everywhere(cases: pd.DataFrame) -> list[str]:
+    """Column groups (implementation labels) of a table in which no case ran: skipped in every row."""
+    status = cases.groupby("impl_label", sort=False)["status"]
+    return [label for label, statuses in status if (statuses == Status.SKIPPED).all()]
+
+
+def _skipped_line(cases: pd.DataFrame) -> str:
+    """One line for the implementations skipped in every row, grouped by reason."""
+    by_reason: dict[str, list[str]] = {}
+    for r in cases.to_dict("records"):
+        names = by_reason.setdefault(r["note"] or "no reason recorded", [])
+        if r["implementation"] not in names:
+            names.append(r["implementation"])
+    return "skipped everywhere (no column): " + "; ".join(f"{', '.join(names)} — {reason}"
+                                                          for reason, names in by_reason.items())
+
+
 def _notes(cases: pd.DataFrame) -> list[str]:
     """Why implementations did not run, once per implementation and reason, with the sweep
     points it concerns when it is not all of that implementation's points."""
@@ -219,7 +236,11 @@ def _suite_lines(suite: StoredSuite, label: str) -> list[str]:
 
 
 def sections(comparison: Comparison):
-    """(pairing, cells, notes, break-even and workers lines) per pairing, in the order they ran."""
+    """(pairing, cells, notes, break-even and workers lines) per pairing, in the order they ran.
+
+    An implementation skipped in every row of a pairing's table (no GPU here, say) gets no
+    column group there, only its share of one line under the table.
+    """
     several = len(comparison.suites) > 1
     for pairing in dict.fromkeys(comparison.cases["pairing"].dropna()):
         part = comparison.cases[comparison.cases["pairing"] == pairing]
@@ -228,7 +249,12 @@ def sections(comparison: Comparison):
                  + latency.crossing_lines(latency.crossings(part), pairing)
                  + [w.text() + _suite_of(comparison, w.suite_run_id) for w in comparison.threads_worth
                     if w.pairing == pairing])
-        yield pairing, _pairing_cells(part, several), _notes(part), evens
+        absent = part["impl_label"].isin(skipped_everywhere(part))
+        if absent.all():  # nothing ran at all: the table itself says so
+            yield pairing, _pairing_cells(part, several), _notes(part), evens
+            continue
+        notes = _notes(part[~absent]) + ([_skipped_line(part[absent])] if absent.any() else [])
+        yield pairing, _pairing_cells(part[~absent], several), notes, evens
 
 
 def _suite_of(comparison: Comparison, suite_run_id: str) -> str:

@@ -1,6 +1,7 @@
 """Suite: everything in the suite's own process, around the cases.
 
-The order of the cases, a fresh process for each (isolation), spreading them over a Dask
+The order of the cases, a process for each (isolation: forked from the warm worker, or a
+fresh Python), spreading them over a Dask
 cluster, signals as a clean stop, resume fingerprints, the progress shown on the
 terminal, the host fingerprint, the comparison of each case with its baseline, and the
 hand-over of each finished record to the tracking side.

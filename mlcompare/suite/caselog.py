@@ -75,6 +75,8 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
                 "latency_note"):
         if record.get(key):
             tags[key] = str(record[key])
+    if record.get("process"):
+        tags["case_process"] = record["process"]  # forked from the warm worker, or a fresh Python
     if record.get("failure"):
         tags["failure_reason"] = record["failure"]
     if record.get("status") == Status.OK and cost_note(impl.device, record, experiment.cost_per_hour):
@@ -87,7 +89,10 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
         dataset_input = {"name": spec.label, "digest": record["dataset_sha256"][:16],
                          "source": record["dataset_source"], "rows": record["n_samples"],
                          "features": record["n_features"], "dtype": spec.dtype}
-    recorder.log_case(case.name, status, params, record.get("metrics", {}), tags, history=history, texts=texts,
+    metrics = dict(record.get("metrics", {}))
+    if "model_time_s" in record:  # the case's time inside the model's calls, timed or not
+        metrics["model_time_s"] = record["model_time_s"]
+    recorder.log_case(case.name, status, params, metrics, tags, history=history, texts=texts,
                       dataset=dataset_input)
 
 

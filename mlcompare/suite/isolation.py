@@ -1,5 +1,7 @@
-"""Run a case in a fresh Python process and turn whatever happens into a record.
+"""Run a case in a process of its own and turn whatever happens into a record.
 
+CPU cases run in a child forked by the suite's warm worker (`suite.warm`) when run_suite
+has one `serving`; the others, and every case outside a suite, in a fresh Python process.
 The case spec and the result travel as JSON files; the data is read by the worker from
 the dataset cache. A crash, a kill by signal, a timeout or an interrupt of the suite
 become records with the reason (`failure`: timeout, signal, exit, exception,
@@ -15,13 +17,21 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import mlcompare
+from mlcompare.measure.quiet import Turns
 from mlcompare.measure.timing import FIRST_FIT
 from mlcompare.measure.worker import PARENT_PID_ENV
 from mlcompare.records import CaseRecord, CaseSpec, Failure, Status
 from mlcompare.suite.interrupts import Interrupted, SignalGuard
+from mlcompare.suite.warm import ForkedCase, SpawnedCase, WarmWorker, WorkerLost, forkable, preloads
+
+if TYPE_CHECKING:
+    from mlcompare.config.experiment import Case
 
 _STDERR_TAIL = 20_000  # enough for a traceback and faulthandler's list of extension modules
 #: Process ids of the workers running now in this process (a Dask worker may run one
@@ -29,46 +39,110 @@ _STDERR_TAIL = 20_000  # enough for a traceback and faulthandler's list of exten
 _RUNNING: set[int] = set()
 
 
+@dataclass
+class Serving:
+    """What a suite lends its cases: the warm worker, and the turns its writer takes with them."""
+
+    warm: WarmWorker | None = None
+    turns: Turns | None = None
+
+
+_SERVING = Serving()
+
+
+@contextmanager
+def serving(warm: WarmWorker | None, turns: Turns | None) -> Iterator[Serving]:
+    """While a suite runs here: its CPU cases go to `warm`, every case starts holding a turn."""
+    global _SERVING
+    previous, _SERVING = _SERVING, Serving(warm, turns)
+    try:
+        yield _SERVING
+    finally:
+        _SERVING = previous
+
+
+@contextmanager
+def case_processes(cases: list[Case], allowed: tuple[str, ...], skip_reason: Callable[[Case], str | None],
+                   recorder: object, scratch: Path, warm: WarmWorker | bool = True,
+                   local: bool = True) -> Iterator[None]:
+    """While a suite's cases run here: its runs are written behind (by the recorder's thread,
+    never during a case's timed calls) and its CPU cases are forked from a warm worker (`warm`,
+    or one started here when True). A suite spread over a Dask cluster (not `local`) writes
+    each run as it comes back and lends nothing."""
+    if not local:
+        yield
+        return
+    turns = Turns(scratch / "quiet.lock")
+    if hasattr(recorder, "write_behind"):
+        # a finished case's run is written once the next case has started and its timed calls are over
+        recorder.write_behind(turns.writer, hold=True)
+        turns.handed_over = recorder.release_queued
+    server = warm if isinstance(warm, WarmWorker) else None
+    if warm is True:
+        server = start_warm_worker(cases, allowed, skip_reason)
+    try:
+        with serving(server, turns):
+            yield
+    finally:
+        if server is not None and server is not warm:
+            server.shutdown()
+
+
+def worker_env() -> dict[str, str]:
+    """The environment of a case's process (and of the warm worker): this one, mlcompare importable."""
+    env = dict(os.environ)
+    package_root = str(Path(mlcompare.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    env[PARENT_PID_ENV] = str(os.getpid())
+    return env
+
+
+def start_warm_worker(cases: list[Case], allowed: tuple[str, ...],
+                      skip_reason: Callable[[Case], str | None]) -> WarmWorker | None:
+    """A warm worker for the CPU cases that can run here (None when there is none); it starts
+    importing now and is waited for at its first case."""
+    preload = preloads(cases, skip_reason)
+    return WarmWorker(preload, allowed, worker_env()) if preload else None
+
+
 def run_isolated(spec: CaseSpec, timeout_s: float, guard: SignalGuard | None = None) -> CaseRecord:
     """Run the case in a worker; a signal caught by `guard` kills it and gives a `killed` record."""
     guard = guard or SignalGuard()  # not installed: never raises
+    here = _SERVING
     with tempfile.TemporaryDirectory(prefix="mlcompare-case-") as tmp:
         spec_path, result_path, err_path = (Path(tmp) / n for n in ("spec.json", "result.json", "stderr.txt"))
         progress_path = Path(tmp) / "progress.txt"
         spec_path.write_text(json.dumps({**spec, "progress_path": str(progress_path)}))
-        env = dict(os.environ)
-        package_root = str(Path(mlcompare.__file__).resolve().parent.parent)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
-        env[PARENT_PID_ENV] = str(os.getpid())
-        with open(err_path, "wb") as err:
-            # its own session: a Ctrl-C at the terminal reaches the suite, which decides
-            command = [sys.executable, "-m", "mlcompare.measure.worker", str(spec_path), str(result_path)]
-            proc = subprocess.Popen(command,
-                                    stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=env,
-                                    start_new_session=True)
-            _RUNNING.add(proc.pid)
-            try:
-                with guard.interruptible():
-                    code = proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                stopped = time.time()
-                _kill(proc)
-                return {"status": Status.FAILED, "failure": Failure.TIMEOUT,
-                        "error": f"timeout: no result after {timeout_s:g} s, worker killed",
-                        "stderr_tail": _tail(err_path), **_unfinished_first_fit(progress_path, stopped)}
-            except Interrupted as stop:
-                _kill(proc)
-                return {"status": Status.KILLED, "failure": Failure.INTERRUPTED, "signal": stop.signal_name,
-                        "error": f"interrupted by {stop.signal_name}, worker killed",
-                        "stderr_tail": _tail(err_path)}
-            except BaseException:  # anything else (KeyboardInterrupt without a guard): no orphan
-                _kill(proc)
-                raise
-            finally:
-                _RUNNING.discard(proc.pid)
-            _kill(proc)  # what the worker started and left behind goes with it
+        try:
+            worker = _launch(spec, spec_path, result_path, err_path, here, guard)
+        except Interrupted as stop:
+            return _killed(stop, err_path)
+        except WorkerLost as lost:
+            return _lost(lost, err_path, here)
+        _RUNNING.add(worker.pid)
+        try:
+            with guard.interruptible():
+                code = worker.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            stopped = time.time()
+            worker.kill()
+            return {"status": Status.FAILED, "failure": Failure.TIMEOUT, "process": worker.kind,
+                    "error": f"timeout: no result after {timeout_s:g} s, worker killed",
+                    "stderr_tail": _tail(err_path), **_unfinished_first_fit(progress_path, stopped)}
+        except Interrupted as stop:
+            worker.kill()
+            return _killed(stop, err_path) | {"process": worker.kind}
+        except WorkerLost as lost:
+            return _lost(lost, err_path, here)
+        except BaseException:  # anything else (KeyboardInterrupt without a guard): no orphan
+            worker.kill()
+            raise
+        finally:
+            _RUNNING.discard(worker.pid)
+        worker.kill()  # what the worker started and left behind goes with it
+        process = {"process": worker.kind}
         if result_path.exists():
-            record = json.loads(result_path.read_text())
+            record = json.loads(result_path.read_text()) | process
             if record["status"] != Status.OK:
                 record["stderr_tail"] = _tail(err_path)
             return record
@@ -78,9 +152,42 @@ def run_isolated(spec: CaseSpec, timeout_s: float, guard: SignalGuard | None = N
             if name == "SIGKILL":
                 why += " (often the kernel's out-of-memory killer)"
             return {"status": Status.FAILED, "failure": Failure.SIGNAL, "signal": name, "error": why,
-                    "stderr_tail": _tail(err_path)}
+                    "stderr_tail": _tail(err_path)} | process
         return {"status": Status.FAILED, "failure": Failure.EXIT,
-                "error": f"worker exited with code {code} and no result", "stderr_tail": _tail(err_path)}
+                "error": f"worker exited with code {code} and no result", "stderr_tail": _tail(err_path)} | process
+
+
+def _launch(spec: CaseSpec, spec_path: Path, result_path: Path, err_path: Path, here: Serving,
+            guard: SignalGuard) -> ForkedCase | SpawnedCase:
+    """Start the case's process, holding the suite's turn when it has one (handed over, then
+    closed here). Waiting for the turn or the warm worker may be interrupted."""
+    with guard.interruptible():
+        quiet_fd = here.turns.for_case() if here.turns else None
+    try:
+        if here.warm is not None and forkable(spec):
+            with guard.interruptible():
+                forked = here.warm.launch(spec_path, result_path, err_path, quiet_fd)
+            if forked is not None:
+                return forked
+        command = [sys.executable, "-m", "mlcompare.measure.worker", str(spec_path), str(result_path)]
+        if quiet_fd is not None:
+            command.append(str(quiet_fd))
+        return SpawnedCase(command, worker_env(), err_path, quiet_fd)
+    finally:
+        if quiet_fd is not None:
+            os.close(quiet_fd)
+            here.turns.handed_over()
+
+
+def _killed(stop: Interrupted, err_path: Path) -> CaseRecord:
+    return {"status": Status.KILLED, "failure": Failure.INTERRUPTED, "signal": stop.signal_name,
+            "error": f"interrupted by {stop.signal_name}, worker killed", "stderr_tail": _tail(err_path)}
+
+
+def _lost(lost: WorkerLost, err_path: Path, here: Serving) -> CaseRecord:
+    log = here.warm.log_tail() if here.warm else ""
+    return {"status": Status.FAILED, "failure": Failure.EXIT, "process": "forked", "error": str(lost),
+            "stderr_tail": _tail(err_path) + (f"\n--- warm worker's log ---\n{log}" if log else "")}
 
 
 def kill_running() -> int:
@@ -99,15 +206,6 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return str(number)
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    """SIGKILL the worker's whole process group (it may have started processes of its own)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait()
 
 
 def _unfinished_first_fit(progress: Path, stopped: float) -> dict[str, float]:

@@ -25,15 +25,17 @@ from mlcompare.config.experiment import Case, Experiment
 from mlcompare.measure.threads import default_threads
 from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG, CaseRecord, Status
 from mlcompare.suite import host as sysinfo
+from mlcompare.suite import isolation
 from mlcompare.suite import resume as resume_keys
 from mlcompare.suite.baseline import compare, lower_bound
 from mlcompare.suite.caselog import log_case
-from mlcompare.suite.cases import base_record, case_spec, prepare_datasets, reused_record, run_here
+from mlcompare.suite.cases import base_record, case_skip_reason, case_spec, prepare_datasets, reused_record, run_here
 from mlcompare.suite.cost import case_costs
 from mlcompare.suite.heal import heal, owner_tags
 from mlcompare.suite.interrupts import Interrupted, SignalGuard
 from mlcompare.suite.progress import SuiteProgress
 from mlcompare.suite.rounds import pool_rounds, stability
+from mlcompare.suite.warm import WarmWorker
 
 if TYPE_CHECKING:  # the suite needs only a recorder's methods; MLflow is imported by tracking/
     from mlcompare.report import SuiteReport
@@ -46,6 +48,7 @@ class SuiteOutcome:
     parent_run_id: str
     records: list[CaseRecord] = field(default_factory=list)
     stopped_early: bool = False  # --fail-fast stopped at a failed case
+    runs_page: str = ""  # how to open the runs table in the MLflow UI
 
     def count(self, status: str) -> int:
         """Cases run by this suite with that status (not those reused by --resume)."""
@@ -63,11 +66,13 @@ def _stderr(line: str) -> None:
 def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], None] = _stderr,
               prepared: dict[str, Path | str] | None = None, progress: SuiteProgress | None = None,
               guard: SignalGuard | None = None, resume: bool = False, fail_fast: bool = False,
-              cluster: Connection | None = None) -> SuiteOutcome:
+              cluster: Connection | None = None, warm: WarmWorker | bool = True) -> SuiteOutcome:
     """Run every case; `resume` reuses the cases FINISHED under the same experiment
     fingerprint; `fail_fast` stops at the first failed case; `cluster` (`spread.connect`)
     spreads the cases over a Dask cluster's workers. A signal caught by `guard` kills the
-    running cases' workers, marks their runs and the parent KILLED and raises `Interrupted`."""
+    running cases' workers, marks their runs and the parent KILLED and raises `Interrupted`.
+    `warm`: CPU cases are forked from a warm worker (this one, or one started here; False:
+    every case in a fresh process)."""
     guard = guard or SignalGuard()  # not installed: never raises
     cases = experiment.cases()
     threads = experiment.threads or default_threads()
@@ -92,7 +97,7 @@ def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], N
         tags={"mlcompare.kind": "suite", EXPERIMENT_FINGERPRINT_TAG: experiment_fp, **fingerprint, **spread_tags,
               **owner_tags()},
         system_metrics=experiment.system_metrics)
-    outcome = SuiteOutcome(parent)
+    outcome = SuiteOutcome(parent, runs_page=recorder.runs_page() if hasattr(recorder, "runs_page") else "")
     where = f"{threads} CPU threads" if cluster is None else cluster.describe()
     say(f"mlcompare: suite {experiment.name!r}, {len(cases)} cases, {where}, "
         f"store {recorder.tracking_uri}, parent run {parent}")
@@ -140,7 +145,11 @@ def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], N
         finished = recorder.finished_cases(experiment_fp) if resume else {}
         if resume:
             say(f"resume: {len(finished)} cases of this experiment already FINISHED in the store")
-        with tempfile.TemporaryDirectory(prefix="mlcompare-suite-") as scratch:
+        with tempfile.TemporaryDirectory(prefix="mlcompare-suite-") as scratch, \
+                isolation.case_processes(cases, experiment.allowed_modules, case_skip_reason, recorder,
+                                         Path(scratch), warm, local=cluster is None):
+            if cluster is None and hasattr(recorder, "between_cases"):
+                recorder.between_cases(_report_libraries)  # imported between cases, not after the last
             outcomes = _outcomes(cases, experiment, experiment_fp, finished, threads, prepared, Path(scratch),
                                  guard, progress, cluster)
             try:
@@ -311,6 +320,15 @@ def _baselines_first(cases: list[Case], outcomes: Outcomes, held: dict[tuple, li
             held.setdefault(case.group, []).append((index, record))
         else:
             yield index, record
+
+
+def _report_libraries() -> None:
+    """What the report needs (pandas, matplotlib and its font list; about a second here),
+    loaded ahead while the cases run, in the writer's turn: never beside a timed call."""
+    import matplotlib.backends.backend_agg  # noqa: F401
+    import matplotlib.font_manager  # noqa: F401
+
+    import mlcompare.report  # noqa: F401
 
 
 def _summary_from_store(recorder: Recorder, say: Callable[[str], None]) -> SuiteReport:

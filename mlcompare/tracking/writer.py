@@ -4,6 +4,9 @@ A suite is a parent run; each case is a child run nested under it. Under `mlflow
 the parent is the run `mlflow run` created (found through MLFLOW_RUN_ID), otherwise the
 suite creates and closes its own. The store is whatever MLflow resolves: the
 MLFLOW_TRACKING_URI when set, else MLflow's own default (SQLite `mlflow.db` here).
+
+After `write_behind`, child runs are written by a thread of their own while the suite
+goes on (`behind`); every call that reads the store or closes the suite waits for it.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import random
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import mlflow
 from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
@@ -22,6 +25,7 @@ from mlflow.exceptions import MlflowException
 from mlflow.protos.databricks_pb2 import RESOURCE_ALREADY_EXISTS, ErrorCode
 
 from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG
+from mlcompare.tracking.behind import Turn, WriteBehind
 from mlcompare.tracking.client import open_client, paginate
 from mlcompare.tracking.housekeeping import Housekeeping
 from mlcompare.tracking.reader import load_suite
@@ -32,6 +36,9 @@ if TYPE_CHECKING:
 
 _MAX_PARAM_LEN = 6000
 _MAX_RUN_NAME_LEN = 250  # the runs.name column
+#: The experiment tag MLflow's UI keeps an experiment's kind in (its kind selector writes it),
+#: and the value for classical model training (the other: genai_development).
+EXPERIMENT_KIND_TAG, MODEL_TRAINING_KIND = "mlflow.experimentKind", "custom_model_development"
 
 
 class Recorder:
@@ -47,9 +54,11 @@ class Recorder:
             self.experiment_id = os.environ["MLFLOW_EXPERIMENT_ID"]
         else:
             self.experiment_id = self._experiment_named(os.environ.get("MLFLOW_EXPERIMENT_NAME") or experiment_name)
+        self._mark_model_training()
         self.parent_id: str | None = None
         self._monitoring = False  # the fluent run that carries MLflow's system-metrics sampler
         self._open: set[str] = set()  # child runs created and not yet terminated
+        self._behind: WriteBehind | None = None  # the writer thread, after write_behind()
 
     def _experiment_named(self, name: str) -> str:
         found = self.client.get_experiment_by_name(name)
@@ -61,6 +70,27 @@ class Recorder:
             if exc.error_code != ErrorCode.Name(RESOURCE_ALREADY_EXISTS):
                 raise
             return self.client.get_experiment_by_name(name).experiment_id
+
+    def _mark_model_training(self) -> None:
+        """Tag the experiment as classical model training, unless someone gave it a kind already.
+
+        MLflow 3.17's UI does not read the tag when it picks the view it opens (its GenAI /
+        Model training switch decides, GenAI by default): `runs_page` links the runs table.
+        """
+        tags = self.client.get_experiment(self.experiment_id).tags
+        if EXPERIMENT_KIND_TAG not in tags:
+            self.client.set_experiment_tag(self.experiment_id, EXPERIMENT_KIND_TAG, MODEL_TRAINING_KIND)
+
+    def runs_page(self) -> str:
+        """How to open this suite's runs table in the MLflow UI, in words (the link asks for the
+        Model training view, which MLflow 3.17 does not open by default)."""
+        fragment = f"#/experiments/{self.experiment_id}/runs?workflowType=machine_learning"
+        uri = self.tracking_uri
+        if uri.startswith(("http://", "https://")):
+            return f"{uri.rstrip('/')}/{fragment}"
+        local = uri.startswith("sqlite:///") and Path(uri[len("sqlite:///"):]).resolve() == Path("mlflow.db").resolve()
+        command = "mlflow ui" if local else f"mlflow ui --backend-store-uri {uri}"
+        return f"`{command}`, then http://127.0.0.1:5000/{fragment}"
 
     def start_suite(self, run_name: str, params: dict[str, Any], tags: dict[str, str],
                     system_metrics: bool = False) -> str:
@@ -79,10 +109,61 @@ class Recorder:
             self._monitoring = True
         return self.parent_id
 
+    def write_behind(self, turn: Turn | None = None, hold: bool = False) -> None:
+        """From now on `log_case` queues the run and returns at once; a thread writes the queue
+        in order, each write inside `turn()`; with `hold`, a queued run waits for
+        `release_queued` (see `behind`). Reading the store, `finish_suite` and `abort_suite`
+        wait until every run is written."""
+        if self._behind is None:
+            self._behind = WriteBehind(turn, hold)
+
+    def between_cases(self, work: Callable[[], object]) -> None:
+        """Queue untimed work of the suite's own for the writer thread, which does it as it
+        writes a run: after the next case's timed calls (see `behind`). Done here and now when
+        runs are not written behind. Its errors are swallowed: such work is only ever ahead of
+        time, and the suite does it again when it needs it."""
+
+        def quietly() -> None:
+            try:
+                work()
+            except Exception:  # noqa: BLE001 - see the docstring
+                pass
+
+        if self._behind is not None:
+            self._behind.put(quietly)
+        else:
+            quietly()
+
+    def release_queued(self) -> None:
+        """Let the writer thread write the runs queued so far."""
+        if self._behind is not None:
+            self._behind.release()
+
+    def drain(self) -> None:
+        """Wait until every queued run is written (raises the error of one that could not be)."""
+        if self._behind is not None:
+            self._behind.drain()
+
+    def _stop_behind(self, raise_error: bool = True) -> None:
+        if self._behind is not None:
+            behind, self._behind = self._behind, None
+            behind.drain(raise_error)
+            behind.stop()
+
     def log_case(self, run_name: str, status: str, params: dict[str, Any], metrics: dict[str, float],
                  tags: dict[str, str], history: dict[str, list[float]] | None = None,
-                 texts: dict[str, str] | None = None, dataset: dict[str, Any] | None = None) -> str:
-        """One finished case as a child run: created, filled and closed in one go."""
+                 texts: dict[str, str] | None = None, dataset: dict[str, Any] | None = None) -> str | None:
+        """One finished case as a child run: created, filled and closed in one go. Writing
+        behind, it is queued and None is returned (the run id is not known yet)."""
+        if self._behind is not None:
+            self._behind.put(lambda: self._write_case(run_name, status, params, metrics, tags, history, texts,
+                                                      dataset))
+            return None
+        return self._write_case(run_name, status, params, metrics, tags, history, texts, dataset)
+
+    def _write_case(self, run_name: str, status: str, params: dict[str, Any], metrics: dict[str, float],
+                    tags: dict[str, str], history: dict[str, list[float]] | None,
+                    texts: dict[str, str] | None, dataset: dict[str, Any] | None) -> str:
         run = self.client.create_run(self.experiment_id, run_name=_clip(run_name, _MAX_RUN_NAME_LEN),
                                      tags={"mlflow.parentRunId": self.parent_id})
         run_id = run.info.run_id
@@ -119,11 +200,13 @@ class Recorder:
 
     def load_suite(self) -> StoredSuite:
         """The suite as the store holds it now: what the report is built from."""
+        self.drain()
         return load_suite(self.client, self.client.get_run(self.parent_id))
 
     def finished_cases(self, experiment_fingerprint: str) -> dict[str, dict[str, Any]]:
         """Case runs of this MLflow experiment that FINISHED under the given experiment
         fingerprint, by case fingerprint: their run id, metrics and tags."""
+        self.drain()
         query = (f"tags.`{EXPERIMENT_FINGERPRINT_TAG}` = '{experiment_fingerprint}' "
                  f"and attributes.status = 'FINISHED'")
         found: dict[str, dict[str, Any]] = {}
@@ -141,6 +224,7 @@ class Recorder:
         `files` maps artifact paths (folders allowed, e.g. `plots/speedup.png`) to text or
         bytes; `tables` go through `log_table`, so the UI shows them as tables.
         """
+        self._stop_behind()
         self._log(self.parent_id, metrics=metrics, tags=tags)
         _upload(self.client, self.parent_id, files)
         for name, table in (tables or {}).items():
@@ -151,7 +235,9 @@ class Recorder:
 
     def abort_suite(self, status: str = "KILLED", tags: dict[str, str] | None = None) -> None:
         """Close every run this suite left open, the parent too (even one `mlflow run` owns),
-        so that nothing stays RUNNING; `tags` go on the parent first."""
+        so that nothing stays RUNNING; `tags` go on the parent first. Runs still queued are
+        written first (a write that fails here does not stop the closing)."""
+        self._stop_behind(raise_error=False)
         self._stop_monitor(status)
         for run_id in sorted(self._open):
             self.client.set_terminated(run_id, status)

@@ -9,6 +9,7 @@ import pytest
 from conftest import write
 
 from mlcompare import cli
+from mlcompare.cli.flags import explicit_booleans
 
 
 def _main(*argv: str) -> tuple[int, str, str]:
@@ -37,8 +38,8 @@ _COMMANDS = _registered()
     (["run"], "mlcompare: error: the following arguments are required: experiment (see mlcompare run --help)"),
     (["run", "e.yaml", "--keep-going", "--fail-fast"],
      "mlcompare: error: --fail-fast: not allowed with argument --keep-going (see mlcompare run --help)"),
-    (["run", "--resume", "e.yaml"], "mlcompare: error: --resume: expected true or false, got 'e.yaml' "
-                                    "(write the experiment file before --resume) (see mlcompare run --help)"),
+    (["run", "e.yaml", "--resume=maybe"],
+     "mlcompare: error: --resume: expected true or false, got 'maybe' (see mlcompare run --help)"),
     (["validate", "e.yaml", "--timeout", "nan"],
      "mlcompare: error: --timeout: expected a number of seconds >= 1, got 'nan' (see mlcompare validate --help)"),
     (["frobnicate"], "mlcompare: error: COMMAND: invalid choice: 'frobnicate' (choose from "
@@ -52,10 +53,29 @@ def test_a_bad_command_line_is_one_line_and_exit_2(workdir, argv, message):
 @pytest.mark.parametrize("text,expected", [("", False), ("false", False), ("no", False), ("true", True),
                                            ("TRUE", True), ("1", True)])
 def test_resume_takes_the_values_the_mlproject_passes(text, expected):
-    args = cli.build_parser().parse_args(["run", "e.yaml", f"--resume={text}"])
-    assert args.resume is expected
-    assert cli.build_parser().parse_args(["run", "e.yaml", "--resume"]).resume is True
+    args = cli.build_parser().parse_args(explicit_booleans(["run", "e.yaml", f"--resume={text}"]))
+    assert args.resume is expected and args.experiment == "e.yaml"
+
+
+@pytest.mark.parametrize("argv", [["run", "--resume", "e.yaml"], ["run", "e.yaml", "--resume"],
+                                  ["run", "--resume=true", "e.yaml"], ["run", "--resume", "e.yaml", "--repeats", "2"]])
+def test_resume_before_or_after_the_experiment_file(argv):
+    args = cli.build_parser().parse_args(explicit_booleans(argv))
+    assert (args.resume, args.experiment) == (True, "e.yaml")
     assert cli.build_parser().parse_args(["run", "e.yaml"]).resume is False
+
+
+def test_resume_before_the_file_runs_the_suite(workdir):
+    """The command the README shows, in the order a user types it: the file is the experiment."""
+    path = write(workdir / "one.yaml", "name: one\nrepeats: 1\n"
+                 "datasets: [{generator: regression, n_samples: 200, n_features: 3}]\npairings: [linear_regression]\n"
+                 "implementations: [sklearn]\n")
+    code, out, err = _main("run", "--resume", str(path), "--quiet")
+    assert code == 0, err
+    assert "1 ran, 0 skipped, 0 failed, 0 already finished (resumed)" in out
+    code, out, err = _main("run", "--resume", str(path), "--quiet")
+    assert code == 0, err
+    assert "0 ran, 0 skipped, 0 failed, 1 already finished (resumed)" in out
 
 
 def test_keep_going_is_the_default():

@@ -93,3 +93,17 @@ def test_generated_data_is_learnable():
                                     (1953125, "1.95M"), (5000000, "5M")])
 def test_human_count(n, text):
     assert human_count(n) == text
+
+
+def test_rows_filled_block_by_block_equal_the_columns_stacked():
+    """The cache reader fills a row-major matrix a block of rows at a time: the same values
+    as stacking the columns, for a row count that is not a multiple of the block and a
+    single row."""
+    from mlcompare.data.cache import _rows_from_columns
+
+    rng = np.random.default_rng(0)
+    for rows, features in ((10_001, 7), (1, 3), (70_000, 64)):
+        columns = [rng.standard_normal(rows).astype(np.float32) for _ in range(features)]
+        X = np.empty((rows, features), dtype=np.float32)
+        _rows_from_columns(X, columns)
+        assert np.array_equal(X, np.column_stack(columns))

@@ -77,6 +77,36 @@ class FailsWhileMarked(LinearRegression):
         return super().fit(X, y)
 
 
+class ExhaustsMemory(LinearRegression):
+    """Really runs out of memory, without endangering the machine: caps its own address space
+    at what it maps now plus 256 MiB, then fills 16 MiB blocks until an allocation fails."""
+
+    def fit(self, X, y):
+        import resource
+
+        status = Path("/proc/self/status").read_text()
+        mapped = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmSize:"))) * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (mapped + 256 * 2**20, resource.getrlimit(resource.RLIMIT_AS)[1]))
+        blocks = []
+        while True:
+            blocks.append(np.ones(2**21))
+
+
+class Probe(LinearRegression):
+    """Counts the fits of its own process: appends `pid fits_before_this_one start end` (monotonic
+    clock, one for every process on the machine) to `fits` for each fit."""
+
+    fits_in_this_process = 0
+
+    def fit(self, X, y):
+        before = Probe.fits_in_this_process
+        Probe.fits_in_this_process += 1
+        start = time.monotonic()
+        result = super().fit(X, y)
+        end = time.monotonic()
+        with open(_faults_dir() / "fits", "a") as out:
+            out.write(f"{os.getpid()} {before} {start} {end}\n")
+        return result
 class CountsFits(LinearRegression):
     """Appends "LABEL PID" per fit to `fits` in $MLCOMPARE_FAULTS_DIR: which fits ran, in which process."""
 

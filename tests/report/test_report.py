@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+import re
 
 import pytest
 from conftest import run_cli, write
@@ -186,3 +187,31 @@ def test_report_selection_errors_are_one_line_and_exit_2(recorded_sweep, sweep_e
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'empty.db'}")
     code, _, err = cli(capsys, "report")
     assert code == 2 and "no mlcompare suite runs" in err
+
+
+def test_implementations_skipped_in_every_row_collapse_into_one_line(recorded_sweep, sweep_env, capsys):
+    """No GPU here: cuml and xgboost_gpu never ran, so no table has a column group for them, only
+    one line under it saying why; the CSV keeps every implementation's columns."""
+    client = MlflowClient(tracking_uri=recorded_sweep.uri)
+    skipped = {c.data.params["implementation"]: c.data.tags["skip_reason"] for c in _children(client, recorded_sweep)
+               if c.data.tags["case_status"] == "skipped"}
+    if not skipped:
+        pytest.skip("every implementation ran on this machine (it has a GPU)")
+    md = _artifact(client, recorded_sweep.parent_run_id, "comparison.md").decode()
+    page = _artifact(client, recorded_sweep.parent_run_id, "comparison.html").decode()
+    code, text, err = cli(capsys, "report", "--experiment", "sweep")
+    assert code == 0, err
+    for pairing, absent in (("gradient_boosting", "xgboost_gpu"), ("linear_regression", "cuml")):
+        section = md.split(f"## {pairing}")[1].split("\n## ")[0]
+        header = section.strip().splitlines()[0]
+        assert "sklearn fit s" in header
+        lines = [line for line in section.splitlines() if line.startswith("- skipped everywhere")]
+        assert len(lines) == 1
+        assert absent not in header  # no empty column group
+        assert lines[0] == f"- skipped everywhere (no column): {absent} — {skipped[absent]}"
+        assert "skipped everywhere (no column)" in text
+    tables = re.findall(r"<table.*?</table>", page, flags=re.DOTALL)
+    assert len(tables) == 2 and not [t for t in tables if "xgboost_gpu" in t or ">cuml<" in t]
+    assert page.count("skipped everywhere (no column): ") == 2
+    csv_header = _artifact(client, recorded_sweep.parent_run_id, "comparison.csv").decode().splitlines()[0]
+    assert "cuml.status" in csv_header

@@ -14,16 +14,21 @@ def _stderr_artifact(run) -> str:
 
 
 def test_crashes_and_hangs_fail_their_case_and_the_suite_goes_on(workdir, faults):
-    path = faults_experiment(workdir, ["sklearn", "segfault", "exits", "out_of_memory", "hang"])
+    """Each case is forked from the warm worker: a crash, an exit, an out-of-memory and a hang
+    end that child alone, and the case after them (probe) still runs, forked from the same
+    warm worker."""
+    path = faults_experiment(workdir, ["sklearn", "segfault", "exits", "out_of_memory", "hang", "probe"])
     result = run_cli("run", str(path), "--timeout", "15", cwd=workdir, env=faults)
     assert result.returncode == 1, result.stderr
-    assert "1 ran, 0 skipped, 4 failed" in result.stdout
+    assert "2 ran, 0 skipped, 4 failed" in result.stdout
 
     runs = store_runs("faults")
     assert [r.info.status for r in runs if "mlflow.parentRunId" not in r.data.tags] == ["FAILED"]
     assert not [r for r in runs if r.info.status == "RUNNING"]
     cases = by_implementation(runs)
-    assert len(cases) == 5
+    assert len(cases) == 6
+    assert {r.data.tags["case_process"] for r in cases.values()} == {"forked"}
+    assert cases["probe", 200].info.status == "FINISHED"
 
     ok = cases["sklearn", 200]
     assert ok.info.status == "FINISHED" and ok.data.metrics["r2"] > 0.9

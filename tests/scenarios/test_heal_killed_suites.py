@@ -18,7 +18,10 @@ def test_the_next_run_closes_the_runs_of_a_suite_killed_by_sigkill(workdir, faul
     os.killpg(proc.pid, signal.SIGKILL)  # the suite and its case worker, as the OOM killer or a lost node would
     proc.wait()
     left = store_runs("faults")
-    assert {r.info.status for r in left} == {"RUNNING", "FINISHED"}  # the parent and the gate case stay RUNNING
+    # the parent stays RUNNING; the baseline's run, written behind, is in the store only if the
+    # writer got to it before the kill (it waits for the gate case's timed calls to end)
+    statuses = {r.info.status for r in left}
+    assert "RUNNING" in statuses and statuses <= {"RUNNING", "FINISHED"}
     (workdir / "faults" / "open").touch()
     again = run_cli("run", str(path), cwd=workdir, env=faults)
     assert again.returncode == 0, again.stderr

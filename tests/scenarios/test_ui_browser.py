@@ -194,3 +194,38 @@ def test_parent_run_page_shows_the_description_and_artifacts(browser, page, mlfl
     page.get_by_text("cases ran", exact=False).first.wait_for()
     _close_assistant(page)
     page.screenshot(path=str(screenshots / "suite-run.png"))
+
+
+def test_the_link_mlcompare_prints_opens_the_runs_table(browser, mlflow_ui, recorded_sweep, screenshots):
+    """The experiment is tagged as classical model training (`mlflow.experimentKind`). MLflow 3.17's
+    UI does not read that tag when it picks a view: its GenAI / Model training switch does, GenAI
+    until the browser has pressed Model training. So `mlcompare run` prints a link that asks for
+    the Model training view: in a browser that never pressed it, the link opens the runs table,
+    where the experiment's bare address opens the GenAI overview."""
+    client = MlflowClient(tracking_uri=recorded_sweep.uri)
+    tags = client.get_experiment(recorded_sweep.experiment_id).tags
+    assert tags["mlflow.experimentKind"] == "custom_model_development"
+    line = next(line for line in recorded_sweep.stdout.splitlines() if "the runs table:" in line)
+    fragment = line[line.index("#/"):]
+    assert fragment == f"#/experiments/{recorded_sweep.experiment_id}/runs?workflowType=machine_learning"
+
+    fresh = browser.new_context(viewport={"width": 1600, "height": 1000})  # no stored GenAI / Model training choice
+    try:
+        page = fresh.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(f"{mlflow_ui}/{fragment}")
+        page.locator("[role=row]", has_text="suite · sweep").first.wait_for()
+        assert "/runs?" in page.url and "workflowType=machine_learning" in page.url
+        _close_assistant(page)
+        page.screenshot(path=str(screenshots / "runs-link.png"))
+    finally:
+        fresh.close()
+    fresh = browser.new_context(viewport={"width": 1600, "height": 1000})
+    try:
+        page = fresh.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(f"{mlflow_ui}/#/experiments/{recorded_sweep.experiment_id}")
+        page.get_by_text("Traces", exact=True).first.wait_for()  # the GenAI side navigation
+        assert page.locator("[role=row]", has_text="suite · sweep").count() == 0
+    finally:
+        fresh.close()

@@ -7,6 +7,7 @@ import os
 import signal
 import time
 
+import psutil
 import pytest
 from conftest import alive, by_implementation, faults_experiment, run_cli, start_cli, store_runs, wait_for_file
 
@@ -88,20 +89,24 @@ def test_the_guard_raises_at_once_inside_an_interruptible_region_and_on_a_second
             time.sleep(5)
 
 
-def test_a_sigkilled_suite_takes_its_worker_with_it(workdir, faults):
+@pytest.mark.parametrize("warm", [True, False], ids=["forked", "fresh"])
+def test_a_sigkilled_suite_takes_its_worker_with_it(workdir, faults, warm):
     """SIGKILL cannot be caught: the parent stays RUNNING (`--resume` reruns the case), but
-    the worker must not run on alone (on a GPU it would hold the device)."""
+    the worker must not run on alone (on a GPU it would hold the device), nor the warm
+    worker that forked it."""
     path = faults_experiment(workdir, ["sklearn", "gate"])
-    proc = start_cli("run", str(path), cwd=workdir, env=faults)
+    proc = start_cli("run", str(path), *([] if warm else ["--no-warm-worker"]), cwd=workdir, env=faults)
     started = workdir / "faults" / "started"
     wait_for_file(started, proc)
     worker = int(started.read_text())
+    parent = psutil.Process(worker).ppid()
+    assert (parent != proc.pid) is warm  # forked by the warm worker, or started by the suite
     proc.kill()
     proc.communicate(timeout=60)
     deadline = time.monotonic() + 60
-    while alive(worker) and time.monotonic() < deadline:
+    while (alive(worker) or alive(parent)) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not alive(worker)
+    assert not alive(worker) and not alive(parent)
 
 
 def test_a_signal_ignored_on_purpose_stays_ignored():

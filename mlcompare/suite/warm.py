@@ -1,0 +1,234 @@
+"""The suite's side of the warm worker (`mlcompare.measure.forkserver`).
+
+One server per suite, started as early as possible (its imports overlap the suite's own
+start and the preparation of the datasets) and waited for at the first case it takes.
+It takes the CPU cases only: a GPU case, a case under an accelerator (cuml.accel must be
+installed before scikit-learn is imported, and the server has imported it) and a
+distributed (Dask) case start a fresh Python process as before. Where it cannot serve
+(not Linux, it failed to start, it died three times) the cases start fresh processes.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterable
+
+from mlcompare.measure import forkserver
+from mlcompare.records import CaseSpec
+
+if TYPE_CHECKING:
+    from mlcompare.config.experiment import Case
+
+#: Seconds the server may take to import the libraries (a loaded machine is slow).
+READY_TIMEOUT_S = 600.0
+#: Seconds a killed child may take to be reported gone.
+_KILL_WAIT_S = 60.0
+#: After this many deaths of the server the suite stops restarting it.
+_MAX_STARTS = 3
+_LOG_TAIL = 4000
+
+
+class WorkerLost(Exception):
+    """The server died while a case ran (its child died with it)."""
+
+
+def forkable(spec: CaseSpec) -> bool:
+    """Whether a case may run in a child of the warm worker: CPU, no accelerator, not distributed."""
+    return spec.get("device") == "cpu" and not spec.get("accelerator") and not spec.get("distributed")
+
+
+def preloads(cases: Iterable[Case], skip_reason: Callable[[Case], str | None]) -> list[str]:
+    """The estimators the warm worker imports ahead: those of the CPU cases that can run here
+    (`skip_reason` says why one cannot)."""
+    found = []
+    for case in cases:
+        impl = case.implementation
+        if impl.device == "cpu" and not impl.accelerator and not impl.distributed and not case.pairing.plugin:
+            if impl.estimator not in found and not skip_reason(case):
+                found.append(impl.estimator)
+    return found
+
+
+class WarmWorker:
+    """A fork server for one suite's CPU cases; `launch` hands it one case at a time."""
+
+    def __init__(self, preload: list[str], allowed: tuple[str, ...], env: dict[str, str]) -> None:
+        self.preload, self.allowed, self.env = list(preload), tuple(allowed), env
+        self.unusable: str | None = None if sys.platform.startswith("linux") else "fork server: Linux only"
+        self.starts = 0
+        self.ready_s: float | None = None  # how long its imports took, once ready
+        self.failed_imports: dict[str, str] = {}
+        self._proc: subprocess.Popen | None = None
+        self._sock: socket.socket | None = None
+        self._ready = False
+        self._log = tempfile.NamedTemporaryFile(prefix="mlcompare-warm-worker-", suffix=".log", delete=False)
+        if self.unusable is None:
+            self._start()
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def _start(self) -> None:
+        self.starts += 1
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            command = [sys.executable, "-m", "mlcompare.measure.forkserver", str(theirs.fileno())]
+            # its own session: a Ctrl-C at the terminal reaches the suite, which decides
+            self._proc = subprocess.Popen(command, pass_fds=[theirs.fileno()], env=self.env,
+                                          stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
+                                          start_new_session=True)
+        finally:
+            theirs.close()
+        self._sock, self._ready = ours, False
+        forkserver.send(ours, {"preload": self.preload, "allowed": list(self.allowed)})
+
+    def _wait_ready(self) -> bool:
+        if self._ready:
+            return True
+        if self._proc is None:
+            if self.starts >= _MAX_STARTS:
+                self.unusable = f"the warm worker died {self.starts} times; fresh processes from now on"
+                return False
+            self._start()
+        self._sock.settimeout(READY_TIMEOUT_S)
+        try:
+            message, _ = forkserver.receive(self._sock)
+        except (TimeoutError, OSError) as exc:
+            message = {"refused": f"no answer: {exc}"}
+        except BaseException:  # interrupted while it imports: nothing of a case has started
+            self.close(kill=True)
+            raise
+        if message is None or "refused" in message:
+            why = message["refused"] if message else f"it exited while importing ({self.log_tail()[-300:]!r})"
+            self.unusable = f"the warm worker cannot serve: {why}"
+            self.close(kill=True)
+            return False
+        self._ready, self.ready_s = True, message["seconds"]
+        self.failed_imports = message.get("failed", {})
+        return True
+
+    def launch(self, spec_path: Path, result_path: Path, stderr_path: Path,
+               quiet_fd: int | None) -> ForkedCase | None:
+        """Fork a child for the case; None when the server cannot (start a fresh process instead)."""
+        if self.unusable or not self._wait_ready():
+            return None
+        request = {"spec": str(spec_path), "result": str(result_path), "stderr": str(stderr_path)}
+        try:
+            forkserver.send(self._sock, request, [quiet_fd] if quiet_fd is not None else None)
+            self._sock.settimeout(_KILL_WAIT_S)
+            message, _ = forkserver.receive(self._sock)
+        except BaseException:  # interrupted mid-request, or the server is gone: its child dies with it
+            self._lost()
+            raise
+        if not message or "started" not in message:
+            self._lost()
+            raise WorkerLost("the warm worker died before the case started")
+        return ForkedCase(self, message["started"])
+
+    def _lost(self) -> None:
+        """Out of step with the server: end it (its children die with it); the next case starts another."""
+        self.close(kill=True)
+
+    def log_tail(self) -> str:
+        try:
+            return Path(self._log.name).read_bytes()[-_LOG_TAIL:].decode(errors="replace")
+        except OSError:
+            return ""
+
+    def close(self, kill: bool = False) -> None:
+        """End the server: end of file on its socket (it exits when idle), SIGKILL to its group when
+        `kill` or when it lingers; a child of its still running dies with it."""
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        if self._proc is not None:
+            if kill:
+                _killpg(self._proc.pid)
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                _killpg(self._proc.pid)
+                self._proc.wait()
+            self._proc = None
+        self._ready = False
+
+    def shutdown(self) -> None:
+        """End the server for good and remove its log (its owner's last call)."""
+        self.close(kill=True)
+        self._log.close()
+        try:
+            os.unlink(self._log.name)
+        except OSError:
+            pass
+
+
+class ForkedCase:
+    """A case's process forked by the warm worker, as `isolation` waits for and kills it."""
+
+    kind = "forked"
+
+    def __init__(self, server: WarmWorker, pid: int) -> None:
+        self.server, self.pid = server, pid
+        self.returncode: int | None = None
+
+    def wait(self, timeout: float | None) -> int:
+        """The child's exit code (negative: the signal that killed it); `subprocess.TimeoutExpired`."""
+        if self.returncode is not None:
+            return self.returncode
+        sock = self.server._sock
+        if sock is None:
+            raise WorkerLost("the warm worker is gone")
+        sock.settimeout(timeout)
+        try:
+            message, _ = forkserver.receive(sock)
+        except TimeoutError:
+            raise subprocess.TimeoutExpired(f"case process {self.pid}", timeout) from None
+        if not message or message.get("ended") != self.pid:
+            self.server._lost()
+            raise WorkerLost("the warm worker died while the case ran")
+        self.returncode = message["code"]
+        return self.returncode
+
+    def kill(self) -> None:
+        """SIGKILL the child's process group (what it started goes with it), and wait for it."""
+        _killpg(self.pid)
+        if self.returncode is None and self.server._sock is not None:
+            try:
+                self.wait(_KILL_WAIT_S)
+            except (subprocess.TimeoutExpired, WorkerLost, OSError):
+                self.server._lost()
+
+
+class SpawnedCase:
+    """A case in a fresh Python process (`python -m mlcompare.measure.worker`)."""
+
+    kind = "fresh"
+
+    def __init__(self, command: list[str], env: dict[str, str], stderr_path: Path, quiet_fd: int | None) -> None:
+        with open(stderr_path, "wb") as err:
+            # its own session: a Ctrl-C at the terminal reaches the suite, which decides
+            self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=env,
+                                         start_new_session=True,
+                                         pass_fds=[quiet_fd] if quiet_fd is not None else [])
+        self.pid = self.proc.pid
+
+    def wait(self, timeout: float | None) -> int:
+        return self.proc.wait(timeout=timeout)
+
+    def kill(self) -> None:
+        _killpg(self.pid)
+        self.proc.wait()
+
+
+def _killpg(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

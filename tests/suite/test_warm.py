@@ -1,0 +1,149 @@
+"""The warm worker: CPU cases forked from a server that imported the libraries once; a case's
+first fit is still the first fit in its process, a crash still ends that case alone, and
+nothing that may touch a GPU is ever forked. Real processes, real estimators, real signals."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections import defaultdict
+
+import psutil
+import pytest
+from conftest import FAULTS, alive, by_implementation, faults_experiment, run_cli, start_cli, store_runs, wait_for_file
+
+from mlcompare.config.imports import ALLOWED_MODULE_PREFIXES
+from mlcompare.data.cache import DatasetSpec, materialise
+from mlcompare.suite import isolation
+from mlcompare.suite.warm import WarmWorker
+
+
+def _spec(tmp_path, **change):
+    spec = {"estimator": "sklearn.linear_model.LinearRegression", "library": "sklearn", "device": "cpu",
+            "params": {}, "task": "regression", "metrics": ["r2"], "repeats": 1,
+            "dataset_dir": str(materialise(DatasetSpec("regression", 200, 3), tmp_path))}
+    return spec | change
+
+
+def _fits(workdir) -> dict[int, list[tuple[int, float, float]]]:
+    """The Probe estimator's log: per process, (fits before this one, start, end) of each fit."""
+    by_pid = defaultdict(list)
+    for line in (workdir / "faults" / "fits").read_text().splitlines():
+        pid, before, start, end = line.split()
+        by_pid[int(pid)].append((int(before), float(start), float(end)))
+    return by_pid
+
+
+def test_cpu_cases_are_forked_and_cases_that_may_touch_a_gpu_start_fresh(tmp_path):
+    warm = WarmWorker(["sklearn.linear_model.LinearRegression"], ALLOWED_MODULE_PREFIXES, isolation.worker_env())
+    try:
+        with isolation.serving(warm, None):
+            cpu = isolation.run_isolated(_spec(tmp_path), timeout_s=300)
+            # cuml.accel must be installed before scikit-learn is imported; a GPU case may create a
+            # CUDA context; a distributed one starts a cluster: all in a fresh process (they fail
+            # here, where none of those can run, which is beside the point)
+            others = {name: isolation.run_isolated(_spec(tmp_path, **change), timeout_s=300) for name, change in {
+                "accelerated": {"accelerator": "cuml.accel", "device": "gpu"},
+                "gpu": {"device": "gpu", "library": "xgboost", "estimator": "xgboost.XGBRegressor",
+                        "params": {"device": "cuda"}},
+                "distributed": {"distributed": "dask", "library": "xgboost.dask",
+                                "estimator": "xgboost.dask.DaskXGBRegressor"}}.items()}
+        assert warm.unusable is None and warm.ready_s > 0
+    finally:
+        warm.shutdown()
+    assert cpu["status"] == "ok" and cpu["process"] == "forked" and cpu["metrics"]["r2"] > 0.9
+    assert {name: r["process"] for name, r in others.items()} == dict.fromkeys(others, "fresh")
+
+
+def test_a_server_that_loaded_a_gpu_module_refuses_and_cases_start_fresh(tmp_path):
+    pytest.importorskip("numba.cuda")
+    env = isolation.worker_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(FAULTS), env["PYTHONPATH"]])
+    warm = WarmWorker(["gpu_module_estimators.NextToNumbaCuda"], (*ALLOWED_MODULE_PREFIXES, "gpu_module_estimators."),
+                      env)
+    try:
+        with isolation.serving(warm, None):
+            record = isolation.run_isolated(_spec(tmp_path), timeout_s=300)
+    finally:
+        warm.shutdown()
+    assert record["status"] == "ok" and record["process"] == "fresh"
+    assert "numba.cuda" in warm.unusable and "cannot be forked" in warm.unusable
+
+
+def test_each_case_first_fit_is_the_first_in_its_process(workdir, faults):
+    """The Probe estimator counts the fits its own process ran before each one: the cold fit of
+    every case must find none, in a process of its own, forked from the warm worker."""
+    path = faults_experiment(workdir, ["sklearn", "probe"], sizes=[200, 300, 400])
+    result = run_cli("run", str(path), "--repeats", "3", cwd=workdir, env=faults)
+    assert result.returncode == 0, result.stderr
+    runs = by_implementation(store_runs("faults"))
+    assert {r.data.tags["case_process"] for r in runs.values()} == {"forked"}
+    fits = _fits(workdir)
+    assert len(fits) == 3  # one process per case
+    for pid, calls in fits.items():
+        calls.sort(key=lambda call: call[1])
+        assert [before for before, _, _ in calls] == list(range(len(calls))), (pid, calls)
+        assert len(calls) >= 1 + 3  # the cold fit, then the warm repeats (and whatever else fits untimed)
+    for n in (200, 300, 400):
+        assert runs["probe", n].data.metrics["fit_cold_time_s"] > 0
+
+
+def test_without_the_warm_worker_every_case_starts_fresh(workdir, faults):
+    path = faults_experiment(workdir, ["sklearn", "probe"])
+    result = run_cli("run", str(path), "--no-warm-worker", cwd=workdir, env=faults)
+    assert result.returncode == 0, result.stderr
+    runs = by_implementation(store_runs("faults"))
+    assert {r.data.tags["case_process"] for r in runs.values()} == {"fresh"}
+    assert [calls[0][0] for calls in _fits(workdir).values()] == [0]
+
+
+def test_a_case_that_really_exhausts_memory_fails_alone(workdir, faults):
+    """It fills its memory (capped for the test) until an allocation fails: that case is FAILED
+    with the reason, and the cases after it still run forked from the same warm worker."""
+    path = faults_experiment(workdir, ["sklearn", "exhausts_memory", "probe"])
+    result = run_cli("run", str(path), cwd=workdir, env=faults)
+    assert result.returncode == 1, result.stderr
+    assert "2 ran, 0 skipped, 1 failed" in result.stdout
+    runs = by_implementation(store_runs("faults"))
+    oom = runs["exhausts_memory", 200]
+    assert oom.info.status == "FAILED" and oom.data.tags["failure_reason"] == "out_of_memory"
+    assert oom.data.tags["case_process"] == "forked"
+    assert runs["probe", 200].info.status == "FINISHED" and runs["probe", 200].data.tags["case_process"] == "forked"
+
+
+def test_a_server_that_dies_mid_case_fails_that_case_and_the_next_cases_get_a_new_one(workdir, faults):
+    path = faults_experiment(workdir, ["sklearn", "gate"], sizes=[200, 300])
+    proc = start_cli("run", str(path), cwd=workdir, env=faults)
+    started = workdir / "faults" / "started"
+    wait_for_file(started, proc)  # the gate case's process is inside fit
+    child = int(started.read_text())
+    server = psutil.Process(child).ppid()
+    assert server != proc.pid  # forked by the warm worker, not started by the suite
+    (workdir / "faults" / "open").touch()  # the next gate case passes
+    os.kill(server, signal.SIGKILL)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, err
+    assert not alive(child)  # it died with its server
+    runs = by_implementation(store_runs("faults"))
+    lost = runs["gate", 200]
+    assert lost.info.status == "FAILED" and lost.data.tags["error"] == "the warm worker died while the case ran"
+    for key in (("sklearn", 300), ("gate", 300)):
+        assert runs[key].info.status == "FINISHED" and runs[key].data.tags["case_process"] == "forked"
+
+
+def test_the_warm_worker_is_an_import_of_the_cpu_libraries_only(tmp_path):
+    """What it imports ahead is the base modules and the CPU estimators of the suite; it has
+    forked nothing and mapped no CUDA library while doing so."""
+    warm = WarmWorker(["sklearn.cluster.KMeans", "xgboost.XGBClassifier"], ALLOWED_MODULE_PREFIXES,
+                      isolation.worker_env())
+    try:
+        with isolation.serving(warm, None):
+            record = isolation.run_isolated(_spec(tmp_path), timeout_s=300)
+        assert record["process"] == "forked" and warm.failed_imports == {}
+        server = psutil.Process(warm.pid)
+        maps = open(f"/proc/{warm.pid}/maps").read() if sys.platform.startswith("linux") else ""
+        assert "libcuda.so" not in maps  # the driver was never loaded, so no CUDA context exists
+        assert "xgboost" in maps and server.children() == []  # its case child is gone
+    finally:
+        warm.shutdown()
