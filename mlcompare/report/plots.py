@@ -194,15 +194,24 @@ def worker_panels(cases: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
 
 
 def _workers_panel(ax, part: pd.DataFrame) -> None:
+    distributed = part[part["dask_workers"].notna()]
+    colours, first = _fit_time_lines(ax, distributed, "dask_workers")
+    references = part[part["dask_workers"].isna()]
+    for index, r in enumerate(references.itertuples(), start=first):
+        ax.axhline(r.fit_time_s, color=colours(index % 10), ls="--", lw=1.2, label=f"{r.impl_label} (not distributed)")
+    _counts_axis(ax, sorted({int(w) for w in distributed["dask_workers"]}), "Dask workers")
+
+
+def _fit_time_lines(ax, swept: pd.DataFrame, column: str):
+    """A line of median fit time (with its interval) against `column` per implementation; the
+    colour map and the index of the next colour, for the reference lines drawn after them."""
     import matplotlib
-    from matplotlib.ticker import NullLocator
 
     colours = matplotlib.colormaps["tab10"]
-    distributed = part[part["dask_workers"].notna()]
-    lines = list(distributed.groupby("implementation", sort=False))
+    lines = list(swept.groupby("implementation", sort=False))
     for index, (impl, line) in enumerate(lines):
-        line = line.sort_values("dask_workers", kind="stable")
-        x = line["dask_workers"].astype(float).to_numpy()
+        line = line.sort_values(column, kind="stable")
+        x = line[column].astype(float).to_numpy()
         y = line["fit_time_s"].to_numpy(dtype=float)
         ax.plot(x, y, marker=_MARKERS[index % len(_MARKERS)], color=colours(index % 10), label=impl)
         low, high = line["fit_ci_low_s"].to_numpy(dtype=float), line["fit_ci_high_s"].to_numpy(dtype=float)
@@ -210,16 +219,19 @@ def _workers_panel(ax, part: pd.DataFrame) -> None:
         if has.any():
             err = [(y[has] - low[has]).clip(min=0), (high[has] - y[has]).clip(min=0)]
             ax.errorbar(x[has], y[has], yerr=err, fmt="none", ecolor=colours(index % 10), capsize=3, lw=1)
-    references = part[part["dask_workers"].isna()]
-    for index, r in enumerate(references.itertuples(), start=len(lines)):
-        ax.axhline(r.fit_time_s, color=colours(index % 10), ls="--", lw=1.2, label=f"{r.impl_label} (not distributed)")
-    workers = sorted({int(w) for w in distributed["dask_workers"]})
+    return colours, len(lines)
+
+
+def _counts_axis(ax, counts: list[int], what: str) -> None:
+    """A log2 x axis ticked at the counts swept (workers, threads) and a log fit-time y axis."""
+    from matplotlib.ticker import NullLocator
+
     ax.set_xscale("log", base=2)
-    ax.set_xticks(workers, [str(w) for w in workers])
+    ax.set_xticks(counts, [str(c) for c in counts])
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xlim(workers[0] / 1.5, workers[-1] * 1.5)
+    ax.set_xlim(counts[0] / 1.5, counts[-1] * 1.5)
     _log(ax, x=False, y=True)
-    ax.set_xlabel("Dask workers (log2 scale)")
+    ax.set_xlabel(f"{what} (log2 scale)")
     ax.set_ylabel("fit time (s, median; bars: CI)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
@@ -293,24 +305,10 @@ def time_vs_threads(cases: pd.DataFrame) -> bytes:
 
 
 def _threads_panel(ax, part: pd.DataFrame, worth: list) -> None:
-    import matplotlib
-    from matplotlib.ticker import NullLocator
-
-    colours = matplotlib.colormaps["tab10"]
     swept = part[part["threads_swept"].notna()]
-    lines = list(swept.groupby("implementation", sort=False))
-    for index, (impl, line) in enumerate(lines):
-        line = line.sort_values("threads_swept", kind="stable")
-        x = line["threads_swept"].astype(float).to_numpy()
-        y = line["fit_time_s"].to_numpy(dtype=float)
-        ax.plot(x, y, marker=_MARKERS[index % len(_MARKERS)], color=colours(index % 10), label=impl)
-        low, high = line["fit_ci_low_s"].to_numpy(dtype=float), line["fit_ci_high_s"].to_numpy(dtype=float)
-        has = ~(pd.isna(low) | pd.isna(high))
-        if has.any():
-            err = [(y[has] - low[has]).clip(min=0), (high[has] - y[has]).clip(min=0)]
-            ax.errorbar(x[has], y[has], yerr=err, fmt="none", ecolor=colours(index % 10), capsize=3, lw=1)
+    colours, first = _fit_time_lines(ax, swept, "threads_swept")
     references = part[part["threads_swept"].isna()]
-    for index, r in enumerate(references.itertuples(), start=len(lines)):
+    for index, r in enumerate(references.itertuples(), start=first):
         threads = f", {r.threads} threads" if not pd.isna(r.threads) else ""
         ax.axhline(r.fit_time_s, color=colours(index % 10), ls="--", lw=1.2,
                    label=f"{r.impl_label} ({r.device}{threads})")
@@ -319,16 +317,7 @@ def _threads_panel(ax, part: pd.DataFrame, worth: list) -> None:
             ax.plot([w.threads], [w.fit_time_s], marker="D", color="black", ms=5)
             ax.annotate(f"{w.threads:.2g}", (w.threads, w.fit_time_s), xytext=(4, 4), textcoords="offset points",
                         fontsize=7)
-    counts = sorted({int(t) for t in swept["threads_swept"]})
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(counts, [str(t) for t in counts])
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xlim(counts[0] / 1.5, counts[-1] * 1.5)
-    _log(ax, x=False, y=True)
-    ax.set_xlabel("CPU threads (log2 scale)")
-    ax.set_ylabel("fit time (s, median; bars: CI)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    _counts_axis(ax, sorted({int(t) for t in swept["threads_swept"]}), "CPU threads")
 
 
 def pareto_front(times: list[float], qualities: list[float], higher_is_better: bool = True) -> list[bool]:
