@@ -76,6 +76,9 @@ def preload(estimators: list[str], allowed: tuple[str, ...]) -> dict[str, str]:
 
     for name in BASE_MODULES:
         importlib.import_module(name)
+    from mlcompare.data.cache import warm_reader
+
+    warm_reader()  # every child inherits a reader already set up (pyarrow copes with the fork)
     failed = {}
     for path in estimators:
         try:

@@ -45,3 +45,28 @@ def test_cgroup_quotas_cap_the_default_threads(tmp_path):
     assert cgroup_cpu_limit(v1) == 1.0 and default_threads(v1) == 1
     (v1 / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")
     assert cgroup_cpu_limit(v1) is None
+
+
+def test_the_readers_set_up_comes_before_the_timed_read(tmp_path, monkeypatch):
+    """load_time_s holds the dataset's read, not pyarrow's one-time set-up: the warm-up runs
+    first, outside the timer (recording stand-ins for our own reader functions)."""
+    from mlcompare.data import cache
+    from mlcompare.measure import inputs, timing
+
+    directory = cache.materialise(cache.DatasetSpec("regression", 300, 4), tmp_path)
+    calls = []
+    warm, read, timed = cache.warm_reader, cache.load_split, timing.timed
+
+    def recording_timed(fn, sync):
+        calls.append("timer starts")
+        try:
+            return timed(fn, sync)
+        finally:
+            calls.append("timer ends")
+
+    monkeypatch.setattr(cache, "warm_reader", lambda: (calls.append("warm-up"), warm())[1])
+    monkeypatch.setattr(cache, "load_split", lambda d: (calls.append("read"), read(d))[1])
+    monkeypatch.setattr(timing, "timed", recording_timed)
+    loaded = inputs.load(directory)
+    assert calls == ["warm-up", "timer starts", "read", "timer ends"]
+    assert loaded.host["X_train"].shape[1] == 4 and loaded.reader == "pyarrow"
