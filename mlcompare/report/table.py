@@ -37,6 +37,7 @@ class Comparison:
     break_evens: list[breakeven.BreakEven]
     table: pd.DataFrame = field(init=False)
     threads_worth: list[threadcurve.ThreadsWorth] = field(default_factory=list)
+    sections_cache: list | None = field(default=None, init=False, repr=False)  # see `sections`
 
     def __post_init__(self) -> None:
         self.table = comparison_table(self.cases)
@@ -235,12 +236,19 @@ def _suite_lines(suite: StoredSuite, label: str) -> list[str]:
             f"versions: {versions}" if versions else ""]
 
 
-def sections(comparison: Comparison):
+def sections(comparison: Comparison) -> list[tuple[str, pd.DataFrame, list[str], list[str]]]:
     """(pairing, cells, notes, break-even and workers lines) per pairing, in the order they ran.
 
     An implementation skipped in every row of a pairing's table (no GPU here, say) gets no
-    column group there, only its share of one line under the table.
+    column group there, only its share of one line under the table. Computed once per
+    comparison: the Markdown, the HTML and the description all show them.
     """
+    if comparison.sections_cache is None:
+        comparison.sections_cache = list(_sections(comparison))
+    return comparison.sections_cache
+
+
+def _sections(comparison: Comparison):
     several = len(comparison.suites) > 1
     for pairing in dict.fromkeys(comparison.cases["pairing"].dropna()):
         part = comparison.cases[comparison.cases["pairing"] == pairing]
