@@ -41,7 +41,7 @@ def test_a_failed_round_fails_the_case():
 
 def test_stability_flags_noise_and_load():
     assert stability({"metrics": {"fit_time_cv": 0.05, "load_avg_1m_at_start": 0.5}}, cpus=2) == "stable"
-    assert stability({"metrics": {"fit_time_cv": 0.3}}, cpus=2) == "noisy: fit-time CV 0.30 > 0.10"
+    assert stability({"metrics": {"fit_time_cv": 0.3}}, cpus=2) == "noisy: fit-time CV 0.300 > 0.10"
     assert stability({"metrics": {"fit_time_cv": 0.01, "load_avg_1m_at_start": 3.2}}, cpus=2) == (
         "noisy: load 3.2 at start > 2 CPUs")
     assert "rounds' medians 0.20" in stability({"metrics": {"fit_time_rounds_cv": 0.2}}, cpus=8)
