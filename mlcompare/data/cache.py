@@ -255,8 +255,9 @@ def load_split(directory: Path) -> dict[str, np.ndarray]:
 def warm_reader() -> None:
     """Do the Parquet reader's one-time set-up (pyarrow's memory pool and thread pool, the
     Snappy codec) on a tiny table in memory, so that a timed read of a dataset holds that
-    read alone, as the imports before it are not in it either. Measured in a fresh process:
-    the first read of a 375k×64 dataset took 0.43–1.25 s, against 0.22–0.31 s after this."""
+    read alone, as the imports before it are not in it either. Measured here in processes
+    forked from one that had imported pyarrow: their first read of a 375k×64 dataset took
+    0.43–1.25 s, and 0.22–0.31 s when the parent had done this first."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
