@@ -1,7 +1,8 @@
 """`mlcompare compare` and `run --compare-to` on real suites recorded in a real SQLite store.
 
 The random forest's fit splits its trees over `n_jobs` threads, so on a 2-core machine
-`--threads 1` fits about twice as slowly as `--threads 2` -- when the cores are free. Linux
+`--threads 1` fits 1.55-1.7x as slowly as `--threads 2` at 10k rows -- when the cores are
+free (measured 2026-12-01; at 2.5k rows only about 1.3x, too close to the 1.3 gate). Linux
 shares a busy CPU between sessions (autogroup), not between threads, and each case's
 worker is a session of its own: while other work keeps the cores busy, two threads get
 little more CPU than one (measured on the 2-core development machine with four other jobs
@@ -38,11 +39,11 @@ FOREST = """\
     name: forest
     repeats: 7
     timeout_s: 300
-    datasets: [{generator: classification, n_samples: 2500, n_features: 20}]
+    datasets: [{generator: classification, n_samples: 10000, n_features: 20}]
     pairings: [random_forest]
     implementations: [sklearn]
 """
-CASE = "random_forest · sklearn · classification 2.5k×20"
+CASE = "random_forest · sklearn · classification 10k×20"
 
 
 def _suite(capsys, *flags: str) -> str:
@@ -160,7 +161,7 @@ def test_two_runs_of_the_same_settings_pass_and_the_comparison_is_logged_on_b(wo
 
 
 def test_bad_input_is_one_line_and_exit_2(workdir, capsys):
-    write(workdir / "forest.yaml", FOREST.replace("repeats: 7", "repeats: 2").replace("2500", "300"))
+    write(workdir / "forest.yaml", FOREST.replace("repeats: 7", "repeats: 2").replace("10000", "300"))
     write(workdir / "other.yaml", """\
         name: other
         repeats: 2
