@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -63,6 +65,19 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None,
     """`python -m mlcompare ...` in a fresh process, as a user would run it."""
     return subprocess.run([sys.executable, "-m", "mlcompare", *args], cwd=cwd, env=cli_env(env),
                           capture_output=True, text=True, timeout=timeout)
+
+
+def main_here(*argv: str) -> tuple[int, str, str]:
+    """`mlcompare ARGV` in this process (argparse's exits caught): exit code, stdout, stderr."""
+    from mlcompare import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(list(argv))
+        except SystemExit as exc:
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
 
 
 SWEEP_EXPERIMENT = """\

@@ -2,25 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
-
 import pytest
-from conftest import write
+from conftest import main_here, write
 
 from mlcompare import cli
 from mlcompare.cli.flags import explicit_booleans
-
-
-def _main(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = cli.main(list(argv))
-        except SystemExit as exc:
-            code = exc.code
-    return code, out.getvalue(), err.getvalue()
-
 
 
 def _registered() -> str:
@@ -46,7 +32,7 @@ _COMMANDS = _registered()
                      f"{_COMMANDS}) (see mlcompare --help)"),
 ])
 def test_a_bad_command_line_is_one_line_and_exit_2(workdir, argv, message):
-    code, out, err = _main(*argv)
+    code, out, err = main_here(*argv)
     assert (code, out, err) == (2, "", message + "\n")
 
 
@@ -70,10 +56,10 @@ def test_resume_before_the_file_runs_the_suite(workdir):
     path = write(workdir / "one.yaml", "name: one\nrepeats: 1\n"
                  "datasets: [{generator: regression, n_samples: 200, n_features: 3}]\npairings: [linear_regression]\n"
                  "implementations: [sklearn]\n")
-    code, out, err = _main("run", "--resume", str(path), "--quiet")
+    code, out, err = main_here("run", "--resume", str(path), "--quiet")
     assert code == 0, err
     assert "1 ran, 0 skipped, 0 failed, 0 already finished (resumed)" in out
-    code, out, err = _main("run", "--resume", str(path), "--quiet")
+    code, out, err = main_here("run", "--resume", str(path), "--quiet")
     assert code == 0, err
     assert "0 ran, 0 skipped, 0 failed, 1 already finished (resumed)" in out
 
@@ -86,10 +72,10 @@ def test_keep_going_is_the_default():
 
 
 def test_validate_checks_the_flags_run_would_use(workdir, small_experiment):
-    code, out, _ = _main("validate", str(small_experiment), "--implementations", "sklearn", "--repeats", "4",
+    code, out, _ = main_here("validate", str(small_experiment), "--implementations", "sklearn", "--repeats", "4",
                          "--timeout", "30")
     assert code == 0 and "ok: 4 cases" in out and "repeats 4" in out
-    code, _, err = _main("validate", str(small_experiment), "--timeout=", "--repeats=")  # MLproject's empty
+    code, _, err = main_here("validate", str(small_experiment), "--timeout=", "--repeats=")  # MLproject's empty
     assert code == 0 and err == ""
 
 

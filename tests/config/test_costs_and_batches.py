@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
-
 import pytest
-from conftest import run_cli, write
+from conftest import main_here, run_cli, write
 
 from mlcompare import cli
 from mlcompare.config.experiment import load_experiment
@@ -18,16 +15,6 @@ datasets: [{generator: classification, n_samples: [400, 1000], n_features: 4}]
 pairings: [gradient_boosting]
 implementations: [sklearn, xgboost_cpu]
 """
-
-
-def _main(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = cli.main(list(argv))
-        except SystemExit as exc:
-            code = exc.code
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_prices_and_batch_sizes_are_read(workdir):
@@ -89,7 +76,7 @@ def test_the_flag_replaces_the_files_price_for_the_devices_it_names(workdir):
 ])
 def test_a_bad_flag_is_one_line_and_exit_2(workdir, value, message):
     path = write(workdir / "e.yaml", HEAD)
-    code, out, err = _main("validate", str(path), "--cost-per-hour", value)
+    code, out, err = main_here("validate", str(path), "--cost-per-hour", value)
     assert code == 2 and out == ""
     assert err.startswith("mlcompare: error: --cost-per-hour: ") and message in err and err.count("\n") == 1
 
