@@ -171,6 +171,8 @@ def quick_stages(experiment_path: Path, work: Path, warm: bool) -> dict:
     for method in ("start_suite", "log_case", "finished_cases", "finish_suite", "abort_suite"):
         clock.wrap(writer.Recorder, method, "logging")
     clock.wrap(writer.Recorder, "drain", "writer wait")  # writing behind: before the store is read
+    # prepared by a forked child while the store opens: only the wait for it is the suite's
+    clock.wrap(getattr(cases, "PreparingBeside", None), "result", "prepare wait")
     try:
         from mlcompare.measure import quiet
 
@@ -205,13 +207,18 @@ def quick_stages(experiment_path: Path, work: Path, warm: bool) -> dict:
         stages = (case_begin - call_begin - waited, read, (case_end - case_begin) - model - read, call_end - case_end)
         start_s, load, inside_s, end_s = (a + b for a, b in zip((start_s, load, inside_s, end_s), stages))
         processes.append((sum(stages), name, record.get("process", "fresh"), model, stages))
-    return {"wall": wall, "model": model_store if model_store is not None else model_records,
+    launched = [begin for begin, _, _, record in isolated if record.get("status") != "skipped"]
+    return {"wall": wall, "startup": (min(launched) - started) if launched else None,
+            "after_last": wall - (max(end for _, end, _, _ in isolated) - started) if isolated else None,
+            "model": model_store if model_store is not None else model_records,
             "model_source": "store" if model_store is not None else "records", "ran": len(ran),
             "processes": len(processes), "cases": len(outcome.records), "process_start": start_s,
             "by_case": sorted(processes, reverse=True),
             "data_read": load, "case_other": inside_s, "process_end": end_s, "logging": clock.total("logging"),
             "writer_wait": clock.total("writer wait"), "store_opened": clock.total("store opened"),
-            "prepare": clock.total("prepare"), "report": clock.total("report") - _drain_in(clock, "report")}
+            "prepared_beside": "prepare wait" in clock.calls,
+            "prepare": clock.total("prepare wait" if "prepare wait" in clock.calls else "prepare"),
+            "report": clock.total("report") - _drain_in(clock, "report")}
 
 
 def _drain_in(clock: Clock, label: str) -> float:
@@ -247,7 +254,8 @@ def print_quick(s: dict) -> None:
             ("logging: recorder calls in the suite's thread", s["logging"], s["cases"]),
             ("logging: waiting for the writer", s["writer_wait"], s["cases"]),
             ("store opened (experiment found or created)", s["store_opened"], None),
-            ("datasets prepared", s["prepare"], None),
+            ("datasets: waited for, after the store (a child made them)" if s.get("prepared_beside")
+             else "datasets prepared", s["prepare"], None),
             ("report built and attached", s["report"], None)]
     accounted = sum(seconds for _, seconds, _ in rows)
     for name, seconds, count in rows:
@@ -255,6 +263,9 @@ def print_quick(s: dict) -> None:
         print(f"   {name:<52} {seconds:7.2f} s = {seconds / wall:6.1%} of wall{each}")
     print(f"   {'the rest (imports, bookkeeping between cases)':<52} {outside - accounted:7.2f} s = "
           f"{(outside - accounted) / wall:6.1%} of wall")
+    if s.get("startup") is not None:
+        print(f"   (start-up, from the command's start until the first case's process is asked for: "
+              f"{s['startup']:.2f} s; from the last case's end to the command's end: {s['after_last']:.2f} s)")
     by_kind = defaultdict(list)
     for total, _, kind, _, _ in s["by_case"]:
         by_kind[kind].append(total)

@@ -12,6 +12,9 @@ class InputError(Exception):
         self.message = message
         super().__init__(str(self))
 
+    def __reduce__(self):  # rebuilt from its parts (a forked child raises it in its parent)
+        return type(self), (self.source, self.field, self.message)
+
     def __str__(self) -> str:
         where = f"{self.source}: {self.field}" if self.field else self.source
         return one_line(f"{where}: {self.message}")

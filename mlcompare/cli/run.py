@@ -73,6 +73,20 @@ class Run(Command):
 
 
 def _run_suite(args: argparse.Namespace, guard):
+    early = None
+    if args.warm_worker and not args.scheduler:
+        from mlcompare.suite.isolation import start_warm_worker_early
+
+        # its base imports (numpy, scikit-learn, pyarrow) run beside the reading of the file
+        early = start_warm_worker_early()
+    try:
+        return _run_checked(args, guard, early)
+    finally:
+        if early is not None:  # the file was refused, or the suite is over: gone either way
+            early.shutdown()
+
+
+def _run_checked(args: argparse.Namespace, guard, early):
     experiment = experiment_from_args(args)
     experiment.system_metrics = experiment.system_metrics or args.system_metrics
     reference = None
@@ -81,9 +95,8 @@ def _run_suite(args: argparse.Namespace, guard):
 
         reference = find_reference(args.compare_to)
     # Imported only now: a bad file must not even open the store.
-    from mlcompare.suite.cases import prepare_datasets
+    from mlcompare.suite.cases import PreparingBeside
     from mlcompare.suite.runner import run_suite
-    from mlcompare.tracking.writer import Recorder
 
     live = None
     if args.quiet:
@@ -106,25 +119,30 @@ def _run_suite(args: argparse.Namespace, guard):
         from mlcompare.suite.cases import case_skip_reason
         from mlcompare.suite.isolation import start_warm_worker
 
-        # started now: its imports overlap the datasets' preparation and the store's opening
-        warm = start_warm_worker(experiment.cases(), experiment.allowed_modules, case_skip_reason)
+        # the estimators' imports overlap the datasets' preparation and the store's opening
+        warm = start_warm_worker(experiment.cases(), experiment.allowed_modules, case_skip_reason, early)
+    # made by a forked child while this process opens the store; spread, every case's data
+    # (the workers may lack it); before any run is written
+    preparing = PreparingBeside(experiment, say, guard, everywhere=cluster is not None)
     try:
-        # before the store is touched; spread, every case's data (the workers may lack it)
-        prepared = prepare_datasets(experiment, say, guard, everywhere=cluster is not None)
-        suite = dict(say=say, prepared=prepared, guard=guard, resume=args.resume,
+        from mlcompare.tracking.writer import Recorder  # MLflow: imported after the fork
+
+        recorder = Recorder(experiment.name)
+        suite = dict(say=say, prepared=preparing.result(), guard=guard, resume=args.resume,
                      fail_fast=args.fail_fast, cluster=cluster, warm=warm or False)
         if live:
             with live:
-                outcome = run_suite(experiment, Recorder(experiment.name), progress=live, **suite)
+                outcome = run_suite(experiment, recorder, progress=live, **suite)
             live.summary()
         else:
-            outcome = run_suite(experiment, Recorder(experiment.name), **suite)
+            outcome = run_suite(experiment, recorder, **suite)
         if reference is not None:
             from mlcompare.cli.compare import attach_comparison
 
             attach_comparison(reference, outcome.parent_run_id, say)
         return outcome
     finally:
+        preparing.stop()
         if cluster is not None:
             cluster.close()
         if warm is not None:

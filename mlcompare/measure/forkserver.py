@@ -12,6 +12,10 @@ It never touches CUDA: the suite sends GPU cases, cases under an accelerator (wh
 installed before scikit-learn is imported) and distributed cases to a fresh process, and
 this server refuses to serve at all when a preloaded module brought a GPU library in.
 
+It imports the modules every case needs (`BASE_MODULES`) as soon as it starts, before the
+suite has said which estimators it wants: the suite starts it first thing, and these
+imports run beside the suite's own checking of the experiment file.
+
 The suite talks to it over the socket FD (SOCK_SEQPACKET: one JSON object per message):
 
     suite  -> server  {"preload": [estimator paths], "allowed": [module prefixes]}
@@ -69,16 +73,20 @@ def gpu_modules_loaded() -> list[str]:
     return sorted(m for m in sys.modules if m in GPU_MODULES or m.split(".")[0] in GPU_MODULES)
 
 
-def preload(estimators: list[str], allowed: tuple[str, ...]) -> dict[str, str]:
-    """Import the base modules and the estimators' modules; what failed, by path (the case
-    itself will fail with that error, in its own process)."""
-    from mlcompare.config.imports import import_estimator
-
+def import_base() -> None:
+    """The modules every case imports, and the dataset reader set up."""
     for name in BASE_MODULES:
         importlib.import_module(name)
     from mlcompare.data.cache import warm_reader
 
     warm_reader()  # every child inherits a reader already set up (pyarrow copes with the fork)
+
+
+def preload(estimators: list[str], allowed: tuple[str, ...]) -> dict[str, str]:
+    """Import the estimators' modules; what failed, by path (the case itself will fail with
+    that error, in its own process)."""
+    from mlcompare.config.imports import import_estimator
+
     failed = {}
     for path in estimators:
         try:
@@ -90,16 +98,20 @@ def preload(estimators: list[str], allowed: tuple[str, ...]) -> dict[str, str]:
 
 def serve(sock: socket.socket) -> int:
     started = time.perf_counter()
+    import_base()
+    importing_s = time.perf_counter() - started
     hello, _ = receive(sock)
     if hello is None:
         return 0
+    started = time.perf_counter()
     failed = preload(hello.get("preload", []), tuple(hello.get("allowed", ())))
     gpu = gpu_modules_loaded()
     if gpu:
         send(sock, {"refused": f"GPU libraries were imported while preloading ({', '.join(gpu)}): "
                               "cases cannot be forked from this process"})
         return 0
-    send(sock, {"ready": os.getpid(), "seconds": time.perf_counter() - started, "failed": failed})
+    importing_s += time.perf_counter() - started
+    send(sock, {"ready": os.getpid(), "seconds": importing_s, "failed": failed})
     while True:
         request, fds = receive(sock)
         if request is None:

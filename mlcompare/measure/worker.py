@@ -14,11 +14,11 @@ import faulthandler
 import json
 import os
 import re
-import signal
 import sys
 import traceback
 from pathlib import Path
 
+from mlcompare.forking import die_with_parent
 from mlcompare.measure import quiet
 from mlcompare.records import Failure, Status
 
@@ -35,22 +35,6 @@ def failure_kind(exc: BaseException) -> Failure:
     if isinstance(exc, MemoryError) or _OUT_OF_MEMORY.search(str(exc)):
         return Failure.OUT_OF_MEMORY
     return Failure.EXCEPTION
-
-
-def die_with_parent(parent: int | str | None) -> None:
-    """Ask Linux to SIGKILL this process when its parent (the suite, or the warm worker that
-    forked it) dies: a SIGKILLed suite cannot kill its workers itself."""
-    if not parent or not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    pr_set_pdeathsig = 1
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != int(parent):  # the parent died before the request took effect
-        os._exit(1)
 
 
 def main(argv: list[str]) -> int:

@@ -55,6 +55,35 @@ def prepare_datasets(experiment: Experiment, say: Callable[[str], None] = _stder
     return prepared
 
 
+class PreparingBeside:
+    """`prepare_datasets` started in a forked child (`mlcompare.forking`), which generates and
+    writes the data on another core while this process opens the store. Where this process
+    cannot fork, the datasets are prepared here when `result` is asked for."""
+
+    def __init__(self, experiment: Experiment, say: Callable[[str], None] = _stderr,
+                 guard: SignalGuard | None = None, everywhere: bool = False) -> None:
+        from mlcompare import forking
+
+        self._here = lambda: prepare_datasets(experiment, say, self._guard, everywhere)  # noqa: E731
+        self._guard, self._say = guard or SignalGuard(), say
+        self._child = None
+        if forking.can_fork():
+            self._child = forking.ForkedCall(lambda send: prepare_datasets(experiment, send, self._guard, everywhere))
+
+    def result(self) -> dict[str, Path | str]:
+        """What `prepare_datasets` returns; the child's progress lines are said as they come
+        and its input errors raised here."""
+        if self._child is None:
+            return self._here()
+        with self._guard.interruptible():
+            return self._child.result(on_message=self._say)
+
+    def stop(self) -> None:
+        """The child killed if it still works (the suite stopped before it needed the data)."""
+        if self._child is not None:
+            self._child.end()
+
+
 def case_skip_reason(case: Case) -> str | None:
     impl = case.implementation
     return skip_reason(impl.library, impl.device, case.pairing.estimator_params(impl), impl.distributed)

@@ -27,6 +27,9 @@ class Interrupted(BaseException):
         self.signum = signum
         super().__init__(f"interrupted by {self.signal_name}")
 
+    def __reduce__(self):  # rebuilt from its signal (a forked child raises it in its parent)
+        return type(self), (self.signum,)
+
     @property
     def signal_name(self) -> str:
         return signal.Signals(self.signum).name

@@ -97,12 +97,24 @@ def worker_env() -> dict[str, str]:
     return env
 
 
-def start_warm_worker(cases: list[Case], allowed: tuple[str, ...],
-                      skip_reason: Callable[[Case], str | None]) -> WarmWorker | None:
-    """A warm worker for the CPU cases that can run here (None when there is none); it starts
-    importing now and is waited for at its first case."""
+def start_warm_worker(cases: list[Case], allowed: tuple[str, ...], skip_reason: Callable[[Case], str | None],
+                      started: WarmWorker | None = None) -> WarmWorker | None:
+    """A warm worker for the CPU cases that can run here (None when there is none; `started`,
+    one started before the experiment was read, is then shut down); it imports their
+    estimators now and is waited for at its first case."""
     preload = preloads(cases, skip_reason)
-    return WarmWorker(preload, allowed, worker_env()) if preload else None
+    if started is None:
+        return WarmWorker(preload, allowed, worker_env()) if preload else None
+    if not preload:
+        started.shutdown()
+        return None
+    started.expect(preload, allowed)
+    return started
+
+
+def start_warm_worker_early() -> WarmWorker:
+    """A warm worker that does its base imports while the experiment file is being read."""
+    return WarmWorker(None, (), worker_env())
 
 
 def run_isolated(spec: CaseSpec, timeout_s: float, guard: SignalGuard | None = None) -> CaseRecord:

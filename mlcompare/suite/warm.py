@@ -1,7 +1,10 @@
 """The suite's side of the warm worker (`mlcompare.measure.forkserver`).
 
-One server per suite, started as early as possible (its imports overlap the suite's own
-start and the preparation of the datasets) and waited for at the first case it takes.
+One server per suite, started as early as possible and waited for at the first case it
+takes: `mlcompare run` starts it before it reads the experiment file (the base imports run
+beside that), tells it which estimators to import once the file is checked (`expect`;
+those imports run beside the preparation of the datasets), and shuts it down unused when
+the file is refused or has no CPU case.
 It takes the CPU cases only: a GPU case, a case under an accelerator (cuml.accel must be
 installed before scikit-learn is imported, and the server has imported it) and a
 distributed (Dask) case start a fresh Python process as before. Where it cannot serve
@@ -58,8 +61,10 @@ def preloads(cases: Iterable[Case], skip_reason: Callable[[Case], str | None]) -
 class WarmWorker:
     """A fork server for one suite's CPU cases; `launch` hands it one case at a time."""
 
-    def __init__(self, preload: list[str], allowed: tuple[str, ...], env: dict[str, str]) -> None:
-        self.preload, self.allowed, self.env = list(preload), tuple(allowed), env
+    def __init__(self, preload: list[str] | None, allowed: tuple[str, ...], env: dict[str, str]) -> None:
+        """`preload` None: the server starts with its base imports and waits for `expect`."""
+        self.preload = None if preload is None else list(preload)
+        self.allowed, self.env = tuple(allowed), env
         self.unusable: str | None = None if sys.platform.startswith("linux") else "fork server: Linux only"
         self.starts = 0
         self.ready_s: float | None = None  # how long its imports took, once ready
@@ -87,11 +92,27 @@ class WarmWorker:
         finally:
             theirs.close()
         self._sock, self._ready = ours, False
-        forkserver.send(ours, {"preload": self.preload, "allowed": list(self.allowed)})
+        if self.preload is not None:
+            self._hello()
+
+    def expect(self, preload: list[str], allowed: tuple[str, ...]) -> None:
+        """The estimators to import ahead, for a server started without them."""
+        self.preload, self.allowed = list(preload), tuple(allowed)
+        if self._sock is not None:
+            try:
+                self._hello()
+            except OSError:  # it died while importing: the first case starts another
+                self.close(kill=True)
+
+    def _hello(self) -> None:
+        forkserver.send(self._sock, {"preload": self.preload, "allowed": list(self.allowed)})
 
     def _wait_ready(self) -> bool:
         if self._ready:
             return True
+        if self.preload is None:  # never told what to import: never used
+            self.unusable = "the warm worker was not told which estimators to import"
+            return False
         if self._proc is None:
             if self.starts >= _MAX_STARTS:
                 self.unusable = f"the warm worker died {self.starts} times; fresh processes from now on"

@@ -196,3 +196,26 @@ def test_every_download_card_reads_its_format_over_loopback(server, tmp_path, na
         labels = np.unique(np.concatenate([arrays["y_train"], arrays["y_test"]]))
         assert labels.tolist() == list(range(len(labels))) and len(labels) >= 2
     assert download.verify(local, tmp_path) == "ok"
+
+
+def test_a_checksum_mismatch_met_while_the_store_opens_is_one_line_and_writes_no_run(server, workdir, monkeypatch):
+    """The datasets are made by a forked child while the store opens: its input error is
+    still the one-line error of the experiment's dataset, and no case runs or is written."""
+    import psutil
+    from conftest import main_here, store_runs, write
+
+    url, _ = server
+    cards = workdir / "cards"
+    cards.mkdir()
+    (cards / "small.yaml").write_text(
+        f"name: small\ntask: classification\nrows: 90\nfeatures: 2\nlicence: test\ntarget: '0'\n"
+        f"source: {{url: '{url}/small.csv.gz', sha256: '{'0' * 64}', retries: 0}}\n"
+        "format: {type: csv, header: false}\n")
+    monkeypatch.setenv("MLCOMPARE_CARDS_DIR", str(cards))
+    experiment = write(workdir / "e.yaml", "name: e\nrepeats: 1\ndatasets: [{dataset: small}]\n"
+                                           "pairings: [random_forest]\nimplementations: [sklearn]\n")
+    code, out, err = main_here("run", str(experiment), "--quiet")
+    last = err.splitlines()[-1]  # after MLflow's own lines on creating the store, when it creates it
+    assert code == 2 and out == "" and all("INFO mlflow" in line for line in err.splitlines()[:-1])
+    assert last.startswith("mlcompare: error: ") and "small.yaml: source.sha256: " in last and "expected 000" in last
+    assert store_runs("e") == [] and psutil.Process().children() == []

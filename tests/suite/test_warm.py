@@ -7,15 +7,29 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from collections import defaultdict
 
 import psutil
 import pytest
-from conftest import FAULTS, alive, by_implementation, faults_experiment, run_cli, start_cli, store_runs, wait_for_file
+from conftest import (
+    FAULTS,
+    alive,
+    by_implementation,
+    faults_experiment,
+    main_here,
+    run_cli,
+    start_cli,
+    store_runs,
+    wait_for_file,
+    write,
+)
 
+from mlcompare.config.experiment import load_experiment
 from mlcompare.config.imports import ALLOWED_MODULE_PREFIXES
 from mlcompare.data.cache import DatasetSpec, materialise
 from mlcompare.suite import isolation
+from mlcompare.suite.cases import case_skip_reason
 from mlcompare.suite.warm import WarmWorker
 
 
@@ -147,3 +161,51 @@ def test_the_warm_worker_is_an_import_of_the_cpu_libraries_only(tmp_path):
         assert "xgboost" in maps and server.children() == []  # its case child is gone
     finally:
         warm.shutdown()
+
+
+def test_a_worker_started_before_the_file_is_read_imports_the_base_first_and_serves_once_told(tmp_path):
+    warm = isolation.start_warm_worker_early()
+    try:
+        server = psutil.Process(warm.pid)
+        deadline = time.monotonic() + 120
+        while "pyarrow" not in open(f"/proc/{warm.pid}/maps").read():  # the base, before any hello
+            assert time.monotonic() < deadline and server.is_running()
+            time.sleep(0.05)
+        assert warm.preload is None
+        warm.expect(["sklearn.linear_model.LinearRegression"], ALLOWED_MODULE_PREFIXES)
+        with isolation.serving(warm, None):
+            record = isolation.run_isolated(_spec(tmp_path), timeout_s=300)
+        assert record["status"] == "ok" and record["process"] == "forked" and warm.failed_imports == {}
+    finally:
+        warm.shutdown()
+    assert not server.is_running()
+
+
+def test_an_early_worker_goes_when_the_suite_has_no_cpu_case_for_it(tmp_path, workdir):
+    warm = isolation.start_warm_worker_early()
+    server = psutil.Process(warm.pid)
+    gpu_only = write(workdir / "gpu.yaml", "name: gpu\nrepeats: 1\ndatasets: [{dataset: diabetes}]\n"
+                                           "pairings: [linear_regression]\nimplementations: [cuml]\n")
+    experiment = load_experiment(gpu_only)
+    assert {case.implementation.device for case in experiment.cases()} == {"gpu"}
+    assert isolation.start_warm_worker(experiment.cases(), experiment.allowed_modules, case_skip_reason,
+                                       warm) is None
+    assert not server.is_running()
+
+
+def test_a_refused_file_leaves_no_warm_worker_behind(workdir, monkeypatch):
+    started = []
+    real = isolation.start_warm_worker_early
+
+    def recording():
+        warm = real()
+        started.append(warm.pid)
+        return warm
+
+    monkeypatch.setattr(isolation, "start_warm_worker_early", recording)
+    bad = write(workdir / "bad.yaml", "name: bad\nrepeats: 0\ndatasets: [{dataset: diabetes}]\n"
+                                      "pairings: [linear_regression]\n")
+    code, _, err = main_here("run", str(bad))
+    assert code == 2 and "repeats" in err and len(started) == 1
+    assert not psutil.pid_exists(started[0])
+    assert not (workdir / "mlflow.db").exists()
