@@ -64,19 +64,26 @@ class PreparingBeside:
                  guard: SignalGuard | None = None, everywhere: bool = False) -> None:
         from mlcompare import forking
 
-        self._here = lambda: prepare_datasets(experiment, say, self._guard, everywhere)  # noqa: E731
         self._guard, self._say = guard or SignalGuard(), say
+        self._here = lambda: prepare_datasets(experiment, say, self._guard, everywhere)  # noqa: E731
         self._child = None
         if forking.can_fork():
             self._child = forking.ForkedCall(lambda send: prepare_datasets(experiment, send, self._guard, everywhere))
 
     def result(self) -> dict[str, Path | str]:
         """What `prepare_datasets` returns; the child's progress lines are said as they come
-        and its input errors raised here."""
+        and its input errors raised here. A child that died without a result (killed) leaves
+        the datasets to this process (what it cached already is not made again)."""
+        from mlcompare import forking
+
         if self._child is None:
             return self._here()
-        with self._guard.interruptible():
-            return self._child.result(on_message=self._say)
+        try:
+            with self._guard.interruptible():
+                return self._child.result(on_message=self._say)
+        except forking.ChildLost as lost:
+            self._say(f"mlcompare: {lost}; preparing the datasets here")
+            return self._here()
 
     def stop(self) -> None:
         """The child killed if it still works (the suite stopped before it needed the data)."""

@@ -60,3 +60,18 @@ def test_a_store_that_cannot_be_opened_stops_the_suite_before_any_case_and_ends_
     with pytest.raises(Exception, match="nosuchscheme"):
         main_here("run", str(write(workdir / "start.yaml", ONE_CASE)), "--quiet")
     assert ran == [] and psutil.Process().children() == []
+
+
+def test_a_child_that_dies_while_making_the_datasets_leaves_them_to_the_suite(workdir, monkeypatch):
+    suite_pid, preparing = os.getpid(), cases.prepare_datasets
+
+    def dying_in_the_child(*args, **kwargs):
+        if os.getpid() != suite_pid:
+            os._exit(9)  # as the kernel's out-of-memory killer would end it: no result, no error
+        return preparing(*args, **kwargs)
+
+    monkeypatch.setattr(cases, "prepare_datasets", dying_in_the_child)
+    code, out, err = main_here("run", str(write(workdir / "start.yaml", ONE_CASE)))
+    assert code == 0 and "1 ran" in out
+    assert "ended without a result; preparing the datasets here" in err and "preparing dataset regression" in err
+    assert psutil.Process().children() == []
