@@ -15,8 +15,11 @@ inside one run mean anything):
      process end (its result written, the process gone, the record read);
    - logging: the suite's time in the recorder's calls (and, writing behind, waiting for the
      writer: at a case's start and before the store is read back);
-   - the suite: the store opened, the datasets prepared, the report built and attached, the
-     rest (imports, MLflow's among them, and the bookkeeping between cases).
+   - the suite: the store opened, the datasets prepared (where a forked child makes them
+     while the store opens: the wait for them after it), the report built and attached, the
+     rest (imports, MLflow's among them, and the bookkeeping between cases);
+   and, across stages, the start-up (until the first case's process is asked for) and the
+   time from the last case's end to the command's end.
    Works on any checkout (--tree), so the same figures can be taken of an older version:
    the case-side timestamps come from a `sitecustomize` put on the case processes'
    PYTHONPATH, which wraps the case function without changing any of its code.

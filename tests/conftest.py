@@ -67,6 +67,23 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None,
                           capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.fixture
+def forked_pids(monkeypatch) -> list[int]:
+    """The pids of the children `mlcompare.forking` forks during a test (recorded, the real
+    children still forked), to check that none is left behind."""
+    from mlcompare import forking
+
+    pids: list[int] = []
+    forking_call = forking.ForkedCall.__init__
+
+    def recording(self, *args, **kwargs):
+        forking_call(self, *args, **kwargs)
+        pids.append(self.pid)
+
+    monkeypatch.setattr(forking.ForkedCall, "__init__", recording)
+    return pids
+
+
 def main_here(*argv: str) -> tuple[int, str, str]:
     """`mlcompare ARGV` in this process (argparse's exits caught): exit code, stdout, stderr."""
     from mlcompare import cli

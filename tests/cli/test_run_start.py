@@ -22,7 +22,7 @@ implementations: [sklearn]
 """
 
 
-def test_the_datasets_are_made_by_a_child_while_the_store_opens(workdir, monkeypatch):
+def test_the_datasets_are_made_by_a_child_while_the_store_opens(workdir, monkeypatch, forked_pids):
     log = workdir / "calls.log"  # the child's calls are only seen through a file
     opening, preparing = writer.Recorder.__init__, cases.prepare_datasets
 
@@ -50,19 +50,20 @@ def test_the_datasets_are_made_by_a_child_while_the_store_opens(workdir, monkeyp
     (open_pid, open_begin, open_end), (prepare_pid, prepare_begin, prepare_end) = calls["open"], calls["prepare"]
     assert open_pid == os.getpid() and prepare_pid != os.getpid()
     assert prepare_begin < open_end and open_begin < prepare_end  # at the same time, not one after the other
-    assert psutil.Process().children() == []
+    assert prepare_pid in forked_pids and not any(psutil.pid_exists(pid) for pid in forked_pids)
 
 
-def test_a_store_that_cannot_be_opened_stops_the_suite_before_any_case_and_ends_the_child(workdir, monkeypatch):
+def test_a_store_that_cannot_be_opened_stops_the_suite_before_any_case_and_ends_the_child(workdir, monkeypatch,
+                                                                                         forked_pids):
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "nosuchscheme://store")
     ran = []
     monkeypatch.setattr(runner, "run_here", lambda *args, **kwargs: ran.append(args))
     with pytest.raises(Exception, match="nosuchscheme"):
         main_here("run", str(write(workdir / "start.yaml", ONE_CASE)), "--quiet")
-    assert ran == [] and psutil.Process().children() == []
+    assert ran == [] and len(forked_pids) == 1 and not psutil.pid_exists(forked_pids[0])
 
 
-def test_a_child_that_dies_while_making_the_datasets_leaves_them_to_the_suite(workdir, monkeypatch):
+def test_a_child_that_dies_while_making_the_datasets_leaves_them_to_the_suite(workdir, monkeypatch, forked_pids):
     suite_pid, preparing = os.getpid(), cases.prepare_datasets
 
     def dying_in_the_child(*args, **kwargs):
@@ -74,4 +75,4 @@ def test_a_child_that_dies_while_making_the_datasets_leaves_them_to_the_suite(wo
     code, out, err = main_here("run", str(write(workdir / "start.yaml", ONE_CASE)))
     assert code == 0 and "1 ran" in out
     assert "ended without a result; preparing the datasets here" in err and "preparing dataset regression" in err
-    assert psutil.Process().children() == []
+    assert len(forked_pids) == 2 and not any(psutil.pid_exists(pid) for pid in forked_pids)  # the report's too
