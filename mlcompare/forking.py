@@ -24,7 +24,7 @@ import struct
 import sys
 import time
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 _HEADER = struct.Struct("!Q")
 
@@ -147,8 +147,14 @@ def _child(work: Callable[[Callable[[Any], None]], Any], fd: int) -> None:
             send("result", value)
         code = 0
     finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
+        leave(code)
+
+
+def leave(code: int) -> NoReturn:
+    """End a forked child: its output flushed, then `os._exit`, so that nothing of the
+    parent's (exit handlers, buffered files, open stores) runs a second time in it."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)

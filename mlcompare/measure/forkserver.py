@@ -40,6 +40,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from mlcompare.forking import leave
 from mlcompare.measure import worker
 
 #: Imported by every case, whatever its estimator (the case code imports scikit-learn's
@@ -155,11 +156,7 @@ def _child(sock: socket.socket, request: dict[str, Any], quiet_fd: int | None) -
     except BaseException:  # noqa: BLE001 - whatever happens, this child must never return into the server
         traceback.print_exc()
     finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
+        leave(code)
 
 
 def main(argv: list[str]) -> int:

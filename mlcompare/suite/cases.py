@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from mlcompare import forking
 from mlcompare.config.experiment import Case, Experiment
 from mlcompare.config.imports import ALLOWED_MODULE_PREFIXES
 from mlcompare.data import cache as datasets
@@ -62,8 +63,6 @@ class PreparingBeside:
 
     def __init__(self, experiment: Experiment, say: Callable[[str], None] = _stderr,
                  guard: SignalGuard | None = None, everywhere: bool = False) -> None:
-        from mlcompare import forking
-
         self._guard, self._say = guard or SignalGuard(), say
         self._here = lambda: prepare_datasets(experiment, say, self._guard, everywhere)  # noqa: E731
         self._child = None
@@ -74,8 +73,6 @@ class PreparingBeside:
         """What `prepare_datasets` returns; the child's progress lines are said as they come
         and its input errors raised here. A child that died without a result (killed) leaves
         the datasets to this process (what it cached already is not made again)."""
-        from mlcompare import forking
-
         if self._child is None:
             return self._here()
         try:

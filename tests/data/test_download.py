@@ -10,8 +10,9 @@ import socket
 import threading
 
 import numpy as np
+import psutil
 import pytest
-from conftest import run_cli
+from conftest import main_here, run_cli, store_runs, write
 
 from mlcompare.config.cards import load_cards, parse_card
 from mlcompare.data import download
@@ -108,14 +109,20 @@ def test_unpublished_checksum_must_be_pinned_on_purpose(server, tmp_path):
         download.fetch(card, tmp_path)
 
 
-def test_datasets_commands(server, tmp_path):
-    url, served = server
-    cards = tmp_path / "cards"
+def _cards_folder(root, url: str, sha256: str):
+    """A cards folder holding one card, `small`, for the served CSV with this checksum."""
+    cards = root / "cards"
     cards.mkdir()
     (cards / "small.yaml").write_text(
         f"name: small\ntask: classification\nrows: 90\nfeatures: 2\nlicence: test\ntarget: '0'\n"
-        f"source: {{url: '{url}/small.csv.gz', sha256: {_sha(served)}, retries: 0}}\n"
+        f"source: {{url: '{url}/small.csv.gz', sha256: '{sha256}', retries: 0}}\n"
         "format: {type: csv, header: false}\n")
+    return cards
+
+
+def test_datasets_commands(server, tmp_path):
+    url, served = server
+    cards = _cards_folder(tmp_path, url, _sha(served))
     env = {"MLCOMPARE_CARDS_DIR": str(cards), "MLCOMPARE_DATA_DIR": str(tmp_path / "data")}
     listed = run_cli("datasets", "list", env=env)
     assert listed.returncode == 0 and "small" in listed.stdout and "download missing" in listed.stdout
@@ -202,17 +209,8 @@ def test_a_checksum_mismatch_met_while_the_store_opens_is_one_line_and_writes_no
                                                                                      forked_pids):
     """The datasets are made by a forked child while the store opens: its input error is
     still the one-line error of the experiment's dataset, and no case runs or is written."""
-    import psutil
-    from conftest import main_here, store_runs, write
-
     url, _ = server
-    cards = workdir / "cards"
-    cards.mkdir()
-    (cards / "small.yaml").write_text(
-        f"name: small\ntask: classification\nrows: 90\nfeatures: 2\nlicence: test\ntarget: '0'\n"
-        f"source: {{url: '{url}/small.csv.gz', sha256: '{'0' * 64}', retries: 0}}\n"
-        "format: {type: csv, header: false}\n")
-    monkeypatch.setenv("MLCOMPARE_CARDS_DIR", str(cards))
+    monkeypatch.setenv("MLCOMPARE_CARDS_DIR", str(_cards_folder(workdir, url, "0" * 64)))
     experiment = write(workdir / "e.yaml", "name: e\nrepeats: 1\ndatasets: [{dataset: small}]\n"
                                            "pairings: [random_forest]\nimplementations: [sklearn]\n")
     code, out, err = main_here("run", str(experiment), "--quiet")
