@@ -6,6 +6,7 @@ suite prepares before its first run is written.
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from pathlib import Path
@@ -64,23 +65,22 @@ class PreparingBeside:
     def __init__(self, experiment: Experiment, say: Callable[[str], None] = _stderr,
                  guard: SignalGuard | None = None, everywhere: bool = False) -> None:
         self._guard, self._say = guard or SignalGuard(), say
-        self._here = lambda: prepare_datasets(experiment, say, self._guard, everywhere)  # noqa: E731
-        self._child = None
-        if forking.can_fork():
-            self._child = forking.ForkedCall(lambda send: prepare_datasets(experiment, send, self._guard, everywhere))
+        # one call, given where its progress lines go: `say` here, the pipe in the child
+        self._prepare = functools.partial(prepare_datasets, experiment, guard=self._guard, everywhere=everywhere)
+        self._child = forking.ForkedCall(self._prepare) if forking.can_fork() else None
 
     def result(self) -> dict[str, Path | str]:
         """What `prepare_datasets` returns; the child's progress lines are said as they come
         and its input errors raised here. A child that died without a result (killed) leaves
         the datasets to this process (what it cached already is not made again)."""
         if self._child is None:
-            return self._here()
+            return self._prepare(self._say)
         try:
             with self._guard.interruptible():
                 return self._child.result(on_message=self._say)
         except forking.ChildLost as lost:
             self._say(f"mlcompare: {lost}; preparing the datasets here")
-            return self._here()
+            return self._prepare(self._say)
 
     def stop(self) -> None:
         """The child killed if it still works (the suite stopped before it needed the data)."""
