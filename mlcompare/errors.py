@@ -20,6 +20,29 @@ class InputError(Exception):
         return one_line(f"{where}: {self.message}")
 
 
+class InputErrors(InputError):
+    """Every mistake found in one file at once: one line each (`str` joins them with newlines)."""
+
+    def __init__(self, errors: list[InputError]) -> None:
+        self.errors = list(errors)
+        first = self.errors[0]
+        super().__init__(first.source, first.field, first.message)
+
+    def __reduce__(self):
+        return type(self), (self.errors,)
+
+    def __str__(self) -> str:
+        return "\n".join(str(error) for error in self.errors)
+
+
+def raise_all(errors: list[InputError]) -> None:
+    """Raise the one error, or all of them together; nothing when the list is empty."""
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise InputErrors(errors)
+
+
 def one_line(text: str) -> str:
     """Escape every character that could break a line (a file name or a YAML key may hold one)."""
     if text.isprintable():

@@ -47,9 +47,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="mlcompare", description="The same classical models on CPU and GPU, measured "
                      "honestly, recorded in MLflow.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.commands = {}  # name -> the command's own parser (its errors point to its --help)
     for command in sorted(COMMANDS.values(), key=lambda c: (c.order, c.name)):
-        command.add_arguments(sub.add_parser(command.name, help=command.help, description=command.description))
+        parser.commands[command.name] = sub.add_parser(command.name, help=command.help,
+                                                       description=command.description)
+        command.add_arguments(parser.commands[command.name])
     return parser
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """`parse_args`, but a flag the command does not know is the command's error: its line
+    points to `mlcompare COMMAND --help`, where that command's flags are, not to the top's."""
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        before_command = argv.index(args.command) > argv.index(unknown[0]) if unknown[0] in argv else False
+        owner = parser if before_command else parser.commands[args.command]
+        owner.error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,11 +74,12 @@ def main(argv: list[str] | None = None) -> int:
         command = next((a for a in argv if not a.startswith("-")), "")
         print(f"mlcompare: error: {exc} (see mlcompare {command} --help)".replace("  ", " "), file=sys.stderr)
         return EXIT_BAD_INPUT
-    args = build_parser().parse_args(argv)
+    args = parse(build_parser(), argv)
     try:
         return COMMANDS[args.command].run(args)
-    except InputError as exc:
-        print(f"mlcompare: error: {exc}", file=sys.stderr)
+    except InputError as exc:  # one line per mistake (a file may hold several)
+        for line in str(exc).splitlines():
+            print(f"mlcompare: error: {line}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
 

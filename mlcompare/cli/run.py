@@ -133,7 +133,7 @@ def _run_checked(args: argparse.Namespace, guard, early):
         if live:
             with live:
                 outcome = run_suite(experiment, recorder, progress=live, **suite)
-            live.summary()
+            live.summary(outcome.skipped_everywhere)
         else:
             outcome = run_suite(experiment, recorder, **suite)
         if reference is not None:

@@ -154,6 +154,14 @@ class _Synthetic(DataEntry):
     n_samples: Rows = Field(description="rows: a number, or a list of numbers (each a case)")
     n_features: fields.IntOrList(1) = Field(description="features: a number, or a list of numbers (each a case)")
 
+    @classmethod
+    def allowed_keys(cls, data: dict) -> list[str]:
+        """The entry's keys and, once the generator is known, only the options it takes."""
+        generator = GENERATORS.get(data.get("generator")) if isinstance(data.get("generator"), str) else None
+        if generator is None:
+            return list(cls.model_fields)
+        return [key for key in cls.model_fields if key not in OPTIONS or key in generator.options]
+
     @field_validator("n_features", mode="before")
     @classmethod
     def _enough_features(cls, value: Any, info: ValidationInfo) -> Any:
@@ -168,7 +176,8 @@ class _Synthetic(DataEntry):
             return value
         option = generator.options.get(info.field_name)
         if option is None:
-            fields.fail(f"not an option of the {generator.name} generator")
+            takes = ", ".join(sorted(generator.options)) or "none"
+            fields.fail(f"not an option of the {generator.name} generator (its options: {takes})")
         return fields.integer(value, option.minimum) if option.integer else fields.number(value, option.minimum)
 
     @model_validator(mode="after")

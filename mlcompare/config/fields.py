@@ -25,9 +25,9 @@ from pydantic import (
     WrapValidator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from mlcompare.errors import InputError
+from mlcompare.errors import InputError, raise_all
 
 #: The pydantic error type of every failure raised with `fail`; its ctx carries the message
 #: and the part of the field path below the failing value ("[1]", ".rename.alpha").
@@ -79,11 +79,23 @@ def _dotted(loc: tuple[str | int, ...]) -> str:
 
 
 def _located(error: dict[str, Any]) -> tuple[str, str]:
-    """(field-path suffix, message) of one pydantic error: ours carry both in ctx; pydantic's
-    own (never expected) keep their text."""
+    """(field-path suffix, message) of one pydantic error: ours carry both in ctx; an unknown
+    key carries its message in the value `Strict` put there; pydantic's own keep their text."""
     if error["type"] == _ERROR:
         return _dotted(error["loc"]) + error["ctx"]["at"], error["ctx"]["message"]
+    if error["type"] == "extra_forbidden" and isinstance(error.get("input"), _UnknownKey):
+        return _dotted(error["loc"]), error["input"].message
+    if error["type"] == "missing":
+        return _dotted(error["loc"]), "missing (required)"
     return _dotted(error["loc"]), error["msg"]
+
+
+@dataclass(frozen=True)
+class _UnknownKey:
+    """Put by `Strict` in place of an unknown key's value: pydantic refuses the key beside
+    every other mistake of the file, and the refusal carries this message."""
+
+    message: str
 
 
 def validate(target: Any, data: Any, source: str, at: str = "", context: dict[str, Any] | None = None) -> Any:
@@ -95,8 +107,12 @@ def validate(target: Any, data: Any, source: str, at: str = "", context: dict[st
             return target.model_validate(data, context=context)
         return _adapter(target).validate_python(data, context=context)
     except ValidationError as exc:
-        suffix, message = _located(exc.errors(include_url=False)[0])
-        raise InputError(source, _path(at, suffix) or None, message) from None
+        found = []
+        for error in exc.errors(include_url=False):
+            suffix, message = _located(error)
+            found.append(InputError(source, _path(at, suffix) or None, message))
+        raise_all(list({str(e): e for e in found}.values()))  # every mistake, each once
+        raise AssertionError("unreachable") from None
 
 
 _adapters: dict[Any, TypeAdapter] = {}
@@ -109,13 +125,17 @@ def _adapter(target: Any) -> TypeAdapter:
 
 
 def _untag(value: Any, handler: Callable[[Any], Any]) -> Any:
-    """Re-raise a tagged union's first error without the member's tag in its location."""
+    """Re-raise a tagged union's errors without the member's tag in their locations."""
     try:
         return handler(value)
     except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        suffix, message = _located({**error, "loc": error["loc"][1:]})  # loc[0]: the member's tag
-        fail(message, suffix)
+        details = []
+        for error in exc.errors(include_url=False):
+            suffix, message = _located({**error, "loc": error["loc"][1:]})  # loc[0]: the member's tag
+            details.append(InitErrorDetails(type=PydanticCustomError(_ERROR, "{message}",
+                                                                     {"at": suffix, "message": message}),
+                                            loc=(), input=error.get("input")))
+        raise ValidationError.from_exception_data(exc.title, details) from None
 
 
 #: Put after a `Discriminator` in an `Annotated` union: its errors name fields, not members.
@@ -125,10 +145,11 @@ UNTAGGED = WrapValidator(_untag)
 # -- the base model -------------------------------------------------------------------------
 
 class Strict(BaseModel):
-    """A mapping with known keys: anything else is refused before any value is looked at.
+    """A mapping with known keys.
 
-    Refused in this order: not a mapping, a key that is not a string, an unknown key (the
-    first in sorted order), a missing required key (likewise); then `check_keys_together`.
+    Refused at once: not a mapping, a key that is not a string. Then every unknown key (with
+    the allowed ones and the closest), every missing required key and every bad value are
+    refused together, one error each; `check_keys_together` runs when the keys are right.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -140,17 +161,24 @@ class Strict(BaseModel):
         for key in data:
             if not isinstance(key, str):
                 fail("keys must be strings", f".{key}")
-        allowed = sorted(cls.model_fields)
+        allowed = sorted(cls.allowed_keys(data))
         unknown = sorted(set(data) - set(allowed))
-        if unknown:
-            close = difflib.get_close_matches(unknown[0], allowed, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            fail(f"unknown key (allowed: {', '.join(allowed)}){hint}", f".{unknown[0]}")
-        for key in allowed:
-            if cls.model_fields[key].is_required() and key not in data:
-                fail("missing (required)", f".{key}")
-        cls.check_keys_together(data)
+        missing = [key for key in allowed if cls.model_fields[key].is_required() and key not in data]
+        if unknown:  # refused by pydantic (extra="forbid") beside the other mistakes, with this message;
+            data = dict(data)  # a field that does not apply here is refused by its own validator
+            for key in (key for key in unknown if key not in cls.model_fields):
+                close = difflib.get_close_matches(key, allowed, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                data[key] = _UnknownKey(f"unknown key (allowed: {', '.join(allowed)}){hint}")
+        if not unknown and not missing:
+            cls.check_keys_together(data)
         return data
+
+    @classmethod
+    def allowed_keys(cls, data: dict) -> list[str]:
+        """The keys this mapping may have (all the model's fields; fewer where one key decides
+        which others apply, as a generator does its options)."""
+        return list(cls.model_fields)
 
     @classmethod
     def check_keys_together(cls, data: dict) -> None:

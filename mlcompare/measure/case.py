@@ -92,16 +92,18 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     # 3. warm fits from a fresh estimator each, data already where the library computes; the
     # energy counters (NVML for GPU cases, RAPL for CPU ones) are read before and after them
     with energy.meter(on_gpu, cluster) as fit_energy:
-        model, fit_times = timing.repeat(fitter(data), sync, repeats, min_time_s)
+        fits = timing.repeat(fitter(data), sync, repeats, min_time_s)
+    model, fit_times = fits.result, fits.times
     ran_on = verify_device(model, spec, gpu_mb, accel_report)
     # 3b. the same fits given host (numpy) arrays: what a user calling fit(X) pays on a GPU,
     # or, distributed, spreading the arrays over the workers first
-    host_fit_times = fit_times
+    host_fits = fits
     if device_input:
-        host_fit_times = timing.repeat(fitter(host), sync, repeats, min_time_s)[1]
+        host_fits = timing.repeat(fitter(host), sync, repeats, min_time_s)
     elif cluster is not None:
         spread_and_fit = lambda: fitter(cluster.place(_labels_for(task, host), on_gpu, task.supervised))()  # noqa: E731
-        host_fit_times = timing.repeat(spread_and_fit, False, repeats, min_time_s)[1]
+        host_fits = timing.repeat(spread_and_fit, False, repeats, min_time_s)
+    host_fit_times = host_fits.times
 
     # 4. what the task takes out of the model: predictions (or a projection) brought back to
     # the host inside every timed call, the first call apart; or labels / an embedding
@@ -131,8 +133,11 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         "fit_peak_host_memory_mb": host_peak.host_mb,
         "peak_host_memory_mb": memory.peak_rss_mb(),
         **fitted_counts(model),
-        **scores, **fit_energy.metrics(len(fit_times)), **by_batch.metrics,
+        **scores, **fit_energy.metrics(fits.calls), **by_batch.metrics,
+        "fit_loops": fits.loops,
     }
+    if predicting.loops:
+        metrics["predict_loops"] = predicting.loops
     if predicting.cold is not None:
         metrics["predict_cold_time_s"] = predicting.cold
     if gpu_mb is not None:
@@ -162,7 +167,7 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         "threadpools": cluster.thread_pools() if cluster is not None else thread_pools(),
         "library_version": library_version(spec["library"]),
         # seconds spent in the model's own calls, timed or not (for the harness-overhead bench)
-        "model_time_s": cold + sum(fit_times) + (sum(host_fit_times) if host_fit_times is not fit_times else 0.0)
+        "model_time_s": cold + _spent(fits) + (_spent(host_fits) if host_fits is not fits else 0.0)
         + predicting.total + transfer_in + by_batch.seconds,
         **extra,
     }
@@ -211,6 +216,7 @@ class Predicting:
 
     cold: float | None = None
     times: list[float] = field(default_factory=list)
+    loops: int = 0  # calls per value (timing.repeat); 0: no timed calls
     total: float = 0.0  # every second spent in the model's output calls, timed or not
     raw: dict[str, Any] = field(default_factory=dict)  # each output as the library returned it (first call)
 
@@ -238,8 +244,9 @@ def _outputs(output: str, model: Any, data: dict[str, Any], needed: set[str], on
     if output in ("predict", "transform"):
         method, name = ("predict", "pred") if output == "predict" else ("transform", "transformed")
         _, cold = timing.timed(call(method, name), on_gpu)
-        result, times = timing.repeat(call(method, name), on_gpu, repeats, min_time_s)
-        predicting = Predicting(cold, times, cold + sum(times), raw)
+        predicts = timing.repeat(call(method, name), on_gpu, repeats, min_time_s)
+        result = predicts.result
+        predicting = Predicting(cold, predicts.times, predicts.loops, cold + _spent(predicts), raw)
         if output == "transform":
             return {"transformed": result, "components": device.to_host(model.components_),
                     "mean": _host_or_none(getattr(model, "mean_", None))}, predicting
@@ -254,6 +261,11 @@ def _outputs(output: str, model: Any, data: dict[str, Any], needed: set[str], on
     if output == "embedding":
         return {"embedding": device.to_host(model.embedding_)}, Predicting(raw={"embedding": model.embedding_})
     raise ValueError(f"unknown task output {output!r}")
+
+
+def _spent(repeated: timing.Repeated) -> float:
+    """Every second the repeated calls took, the loop's calibration call included."""
+    return sum(repeated.times) * repeated.loops + repeated.calibration_s
 
 
 def _host_or_none(value: Any) -> Any:

@@ -12,14 +12,23 @@ repeat's fit. It is switched back on between calls.
 from __future__ import annotations
 
 import gc
+import math
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from mlcompare.measure import device
 
-#: A `min_time_s` loop never runs more calls than this, however fast they are.
+#: A `min_time_s` loop never runs more values than this, however fast they are.
 MAX_REPEATS = 1000
+#: A call shorter than this is not timed alone: the clock's own jitter, a page fault or a
+#: timer interrupt are then a sizeable part of it. Each value is instead the mean of a loop
+#: of calls lasting at least LOOP_VALUE_S, as `timeit` and pyperf do.
+SHORT_CALL_S = 0.005
+LOOP_VALUE_S = 0.05
+#: A loop never has more calls than this.
+MAX_LOOPS = 1000
 
 
 def timed(fn: Callable[[], Any], on_gpu: bool) -> tuple[Any, float]:
@@ -37,17 +46,67 @@ def timed(fn: Callable[[], Any], on_gpu: bool) -> tuple[Any, float]:
             gc.enable()
 
 
-def repeat(fn: Callable[[], Any], on_gpu: bool, repeats: int, min_time_s: float = 0.0) -> tuple[Any, list[float]]:
-    """At least `repeats` timed calls, more until their total reaches `min_time_s`.
+@dataclass
+class Repeated:
+    """Repeated timed calls: the last call's result, each value's seconds per call, and how
+    many calls each value is the mean of (1: every call timed alone)."""
 
-    Returns the last call's result and every call's seconds.
+    result: Any
+    times: list[float]
+    loops: int = 1
+    calibration_s: float = 0.0  # the call that chose `loops`, left out of the values (0: none left out)
+
+    @property
+    def calls(self) -> int:
+        """Every call the values are made of."""
+        return len(self.times) * self.loops
+
+
+def loops_for(seconds: float) -> int:
+    """How many calls one value is made of, for a call that took `seconds`."""
+    if seconds >= SHORT_CALL_S:
+        return 1
+    return min(MAX_LOOPS, max(2, math.ceil(LOOP_VALUE_S / max(seconds, 1e-9))))
+
+
+def timed_loop(fn: Callable[[], Any], on_gpu: bool, loops: int) -> tuple[Any, float]:
+    """`loops` calls in one timed block (garbage collector off, the device waited for once at
+    its end) and the seconds per call."""
+    if loops == 1:
+        return timed(fn, on_gpu)
+
+    def block() -> Any:
+        result = None
+        for _ in range(loops):
+            result = fn()
+        return result
+
+    result, seconds = timed(block, on_gpu)
+    return result, seconds / loops
+
+
+def repeat(fn: Callable[[], Any], on_gpu: bool, repeats: int, min_time_s: float = 0.0,
+           loops: int | None = None) -> Repeated:
+    """At least `repeats` values, more until the calls add up to `min_time_s`.
+
+    A value is one call's seconds, or, where a call is shorter than SHORT_CALL_S, the mean
+    of a loop of calls (`loops_for`). Unless `loops` is given (to time the same way as
+    elsewhere), the first call is timed alone and decides: long enough, it is the first
+    value; too short, it only chose the loop's length and is left out of the values.
     """
     times: list[float] = []
-    result = None
-    while len(times) < repeats or (sum(times) < min_time_s and len(times) < MAX_REPEATS):
-        result, seconds = timed(fn, on_gpu)
+    result, calibration = None, 0.0
+    if loops is None:
+        result, first = timed(fn, on_gpu)
+        loops = loops_for(first)
+        if loops == 1:
+            times.append(first)
+        else:
+            calibration = first
+    while len(times) < repeats or (sum(times) * loops < min_time_s and len(times) < MAX_REPEATS):
+        result, seconds = timed_loop(fn, on_gpu, loops)
         times.append(seconds)
-    return result, times
+    return Repeated(result, times, loops, calibration)
 
 
 #: The phase names `mark` writes: the first fit has started / it has ended.

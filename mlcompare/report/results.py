@@ -27,7 +27,7 @@ CASE_METRICS = ("fit_time_s", "fit_time_min_s", "fit_time_iqr_s", "fit_time_cv",
                 "speedup_fit_ci_low", "speedup_fit_ci_high", "speedup_fit_ci_level", "quality_delta",
                 "prediction_agreement", "peak_host_memory_mb", "fit_peak_host_memory_mb", "fit_time_rounds_cv",
                 "fit_cost_usd", "fit_cost_ratio", "end_to_end_cost_usd", "predict_cost_usd_per_1k_rows",
-                "fit_energy_j", "speedup_fit_lower_bound")
+                "fit_energy_j", "speedup_fit_lower_bound", "fit_loops")
 _QUALITY_ORDER = tuple(m for metrics in TASK_METRICS.values() for m in metrics)
 
 #: Params copied as text, "" where a run has none (runs without a sweep, older stores).

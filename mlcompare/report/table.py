@@ -124,6 +124,8 @@ def _fit_cell(r: dict | None) -> str:
     if r["repeats_done"] and r["repeats_done"] > 1 and not math.isnan(r["fit_ci_low_s"]):
         text += (f" [{number_text(r['fit_ci_low_s'])}–{number_text(r['fit_ci_high_s'])}"
                  f"{level_text(r['fit_ci_level'])}]")
+    if r.get("fit_loops", 1) > 1:  # a fit shorter than the clock holds: each value the mean of a loop
+        text += f" (loops of {r['fit_loops']:.0f})"
     if str(r.get("timing_stability") or "").startswith("noisy"):
         text += " noisy"
     return text

@@ -93,6 +93,36 @@ def case_skip_reason(case: Case) -> str | None:
     return skip_reason(impl.library, impl.device, case.pairing.estimator_params(impl), impl.distributed)
 
 
+def skipped_everywhere(cases: list[Case]) -> dict[str, dict[str, int]]:
+    """The implementations that cannot run here in any of their cases: for each, how many
+    of its cases each reason skips (one line on the terminal instead of one per case)."""
+    reasons: dict[str, dict[str, int]] = {}
+    runs: set[str] = set()
+    for case in cases:
+        name = case.implementation.name
+        if name in runs:
+            continue
+        reason = case_skip_reason(case)
+        if reason is None:
+            runs.add(name)
+            reasons.pop(name, None)
+        else:
+            counts = reasons.setdefault(name, {})
+            counts[reason] = counts.get(reason, 0) + 1
+    return reasons
+
+
+def skipped_everywhere_lines(found: dict[str, dict[str, int]]) -> list[str]:
+    """`skipped_everywhere` in words: one line per implementation, its reasons and counts."""
+    lines = []
+    for name, counts in found.items():
+        total = sum(counts.values())
+        why = "; ".join(reason if len(counts) == 1 else f"{n} cases: {reason}" for reason, n in counts.items())
+        cases = "its one case" if total == 1 else f"all {total} of its cases"
+        lines.append(f"{name}: skipped in {cases} ({why})")
+    return lines
+
+
 
 def base_record(case: Case) -> CaseRecord:
     impl = case.implementation

@@ -71,9 +71,20 @@ class LiveProgress:
             self._task = self._bar.add_task(name, total=total)
         return self._task
 
-    def summary(self) -> None:
-        """The table of every case, printed once the bar is gone."""
-        self.console.print(summary_table(self.records))
+    def summary(self, skipped_everywhere: set[str] = frozenset()) -> None:
+        """The table of every case, printed once the bar is gone; the implementations skipped
+        in every case were said once before the cases and have no rows."""
+        shown = [(name, r) for name, r in self.records if not collapsed(r, skipped_everywhere)]
+        self.console.print(summary_table(shown))
+        if len(shown) < len(self.records):
+            self.console.print(f"(not in the table: {', '.join(sorted(skipped_everywhere))}, "
+                               "skipped in every case; see the lines above it)", markup=False)
+
+
+def collapsed(record: CaseRecord, skipped_everywhere: set[str]) -> bool:
+    """A skip said once for its implementation, not once per case (its run is in the store all the same)."""
+    return (record.get("status") == Status.SKIPPED and "reused_from" not in record
+            and record.get("implementation") in skipped_everywhere)
 
 
 def summary_table(records: list[tuple[str, CaseRecord]]) -> Any:

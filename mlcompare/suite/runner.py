@@ -29,11 +29,20 @@ from mlcompare.suite import isolation
 from mlcompare.suite import resume as resume_keys
 from mlcompare.suite.baseline import compare, lower_bound
 from mlcompare.suite.caselog import log_case
-from mlcompare.suite.cases import base_record, case_skip_reason, case_spec, prepare_datasets, reused_record, run_here
+from mlcompare.suite.cases import (
+    base_record,
+    case_skip_reason,
+    case_spec,
+    prepare_datasets,
+    reused_record,
+    run_here,
+    skipped_everywhere,
+    skipped_everywhere_lines,
+)
 from mlcompare.suite.cost import case_costs
 from mlcompare.suite.heal import heal, owner_tags
 from mlcompare.suite.interrupts import Interrupted, SignalGuard
-from mlcompare.suite.progress import SuiteProgress
+from mlcompare.suite.progress import SuiteProgress, collapsed
 from mlcompare.suite.rounds import pool_rounds, stability
 from mlcompare.suite.warm import WarmWorker
 
@@ -49,6 +58,8 @@ class SuiteOutcome:
     records: list[CaseRecord] = field(default_factory=list)
     stopped_early: bool = False  # --fail-fast stopped at a failed case
     runs_page: str = ""  # how to open the runs table in the MLflow UI
+    #: implementations skipped in every case: said once before the cases, not once per case
+    skipped_everywhere: set[str] = field(default_factory=set)
 
     def count(self, status: str) -> int:
         """Cases run by this suite with that status (not those reused by --resume)."""
@@ -101,6 +112,11 @@ def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], N
     where = f"{threads} CPU threads" if cluster is None else cluster.describe()
     say(f"mlcompare: suite {experiment.name!r}, {len(cases)} cases, {where}, "
         f"store {recorder.tracking_uri}, parent run {parent}")
+    if cluster is None:  # spread, each worker decides what it can run
+        never_here = skipped_everywhere(cases)
+        outcome.skipped_everywhere = set(never_here)
+        for line in skipped_everywhere_lines(never_here):
+            say(line)
     started = time.perf_counter()
     cpus = sysinfo.usable_cpus()
     baselines: dict[tuple, CaseRecord] = {}
@@ -131,7 +147,8 @@ def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], N
                 record["timing_stability"] = stability(record, cpus)
             log_case(recorder, case, record, experiment, threads, host | keys)
         outcome.records.append(record)
-        say(f"[{len(outcome.records)}/{len(cases)}] {case.name}: {_summary(record)}")
+        if not collapsed(record, outcome.skipped_everywhere):
+            say(f"[{len(outcome.records)}/{len(cases)}] {case.name}: {_summary(record)}")
         if progress:
             progress.case_finished(len(outcome.records), len(cases), case.name, record)
         if fail_fast and record["status"] == Status.FAILED:
@@ -368,4 +385,7 @@ def _summary(record: CaseRecord) -> str:
     main = record["main_metric"]
     parity = f" ({record['parity']})" if record.get("parity") else ""
     noisy = ", noisy timing" if str(record.get("timing_stability", "")).startswith("noisy") else ""
-    return f"fit {m['fit_time_s']:.3f} s{speed}, {main} {m[main]:.4g}{parity}{noisy}"
+    fit = f"fit {m['fit_time_s']:.3f} s" if m["fit_time_s"] >= 0.01 else f"fit {m['fit_time_s'] * 1000:.3g} ms"
+    if m.get("fit_loops", 1) > 1:
+        fit += f" (mean of loops of {m['fit_loops']:.0f} fits)"
+    return f"{fit}{speed}, {main} {m[main]:.4g}{parity}{noisy}"

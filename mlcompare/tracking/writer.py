@@ -29,6 +29,7 @@ from mlcompare.tracking.behind import Turn, WriteBehind
 from mlcompare.tracking.client import open_client, paginate
 from mlcompare.tracking.housekeeping import Housekeeping
 from mlcompare.tracking.reader import load_suite
+from mlcompare.tracking.sampler import SuiteSampler
 from mlcompare.tracking.stored import StoredSuite
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ class Recorder:
             self.experiment_id = self._experiment_named(os.environ.get("MLFLOW_EXPERIMENT_NAME") or experiment_name)
         self._mark_model_training()
         self.parent_id: str | None = None
-        self._monitoring = False  # the fluent run that carries MLflow's system-metrics sampler
+        self._sampler: SuiteSampler | None = None  # system metrics on the parent, when asked for
         self._open: set[str] = set()  # child runs created and not yet terminated
         self._behind: WriteBehind | None = None  # the writer thread, after write_behind()
 
@@ -102,11 +103,10 @@ class Recorder:
                                                     run_name=_clip(run_name, _MAX_RUN_NAME_LEN)).info.run_id
         self._log(self.parent_id, params=params, tags=tags)
         if system_metrics:
-            # MLflow's own sampler (psutil; GPU through nvidia-ml-py when installed), started and
-            # stopped through the public fluent API on the suite run (on this thread only).
-            mlflow.set_system_metrics_sampling_interval(2)
-            mlflow.start_run(run_id=self.parent_id, log_system_metrics=True)
-            self._monitoring = True
+            # MLflow's monitors (psutil; GPU through nvidia-ml-py when installed), one step every
+            # two seconds and one at the end, however short the suite (see `sampler`)
+            self._sampler = SuiteSampler(self.parent_id)
+            self._sampler.start()
         return self.parent_id
 
     def write_behind(self, turn: Turn | None = None, hold: bool = False) -> None:
@@ -229,7 +229,7 @@ class Recorder:
         _upload(self.client, self.parent_id, files)
         for name, table in (tables or {}).items():
             self.client.log_table(self.parent_id, _json_safe(table), name)
-        self._stop_monitor(status)
+        self._stop_sampler()
         if not self.outer_run_id:
             self.client.set_terminated(self.parent_id, status)
 
@@ -238,7 +238,7 @@ class Recorder:
         so that nothing stays RUNNING; `tags` go on the parent first. Runs still queued are
         written first (a write that fails here does not stop the closing)."""
         self._stop_behind(raise_error=False)
-        self._stop_monitor(status)
+        self._stop_sampler()
         for run_id in sorted(self._open):
             self.client.set_terminated(run_id, status)
             self._open.discard(run_id)
@@ -247,12 +247,11 @@ class Recorder:
                 self._log(self.parent_id, tags=tags)
             self.client.set_terminated(self.parent_id, status)
 
-    def _stop_monitor(self, status: str) -> None:
-        """End the fluent run that samples system metrics (it sets the parent's status, as the
-        suite is about to; under `mlflow run` the launcher has the last word)."""
-        if self._monitoring:
-            self._monitoring = False
-            mlflow.end_run(status)
+    def _stop_sampler(self) -> None:
+        """Stop sampling system metrics; the last step (the suite's end) is logged first."""
+        if self._sampler is not None:
+            sampler, self._sampler = self._sampler, None
+            sampler.finish()
 
     def _log(self, run_id: str, params: dict[str, Any] | None = None, metrics: dict[str, float] | None = None,
              tags: dict[str, str] | None = None, history: dict[str, list[float]] | None = None) -> None:

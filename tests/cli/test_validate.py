@@ -157,3 +157,44 @@ pairings:
     for run in runs:
         assert run.data.params["estimator.alpha"] == run.data.params["sweep.alpha"]
         assert "speedup_fit" in run.data.metrics  # each point compared with the baseline at that point
+
+
+def test_every_mistake_of_a_file_is_one_line_at_once(workdir):
+    """Three mistakes (a value out of range, an option another generator takes, an unknown
+    key): three lines, each naming the file and the field; exit 2; no run written."""
+    write(workdir / "three.yaml", """\
+        name: three
+        repeats: 0
+        colour: blue
+        datasets: [{generator: blobs, n_samples: 200, n_features: 4, n_classes: 3}]
+        """)
+    for command in ("validate", "run"):
+        result = run_cli(command, "three.yaml", cwd=workdir)
+        assert result.returncode == 2
+        lines = result.stderr.strip().splitlines()[-3:]
+        assert all(line.startswith("mlcompare: error: three.yaml: ") for line in lines), lines
+        fields = sorted(line.split(": ")[3] for line in lines)
+        assert fields == ["colour", "datasets[0].n_classes", "repeats"], lines
+        assert no_runs(workdir)
+
+
+def test_the_blobs_generator_lists_only_its_own_options(workdir):
+    write(workdir / "blobs.yaml", "name: b\ndatasets: [{generator: blobs, n_samples: 200, n_features: 4, "
+                                  "bogus: 1, noise: 0.1}]\n")
+    result = run_cli("validate", "blobs.yaml", cwd=workdir)
+    assert result.returncode == 2
+    unknown = next(line for line in result.stderr.splitlines() if "datasets[0].bogus" in line)
+    allowed = unknown.split("allowed: ")[1].rstrip(")").split(", ")
+    assert {"centers", "cluster_std"} <= set(allowed)
+    assert not {"noise", "n_classes", "n_informative"} & set(allowed)  # other generators' options
+    noise = next(line for line in result.stderr.splitlines() if "datasets[0].noise" in line)
+    assert noise.endswith("not an option of the blobs generator (its options: centers, cluster_std)")
+
+
+@pytest.mark.parametrize("argv,points_to", [(["list", "--bogus"], "mlcompare list --help"),
+                                            (["run", "x.yaml", "--bogus=3"], "mlcompare run --help"),
+                                            (["--bogus", "list"], "mlcompare --help")])
+def test_an_unknown_flag_points_to_the_help_of_the_command_it_was_given_to(workdir, argv, points_to):
+    result = run_cli(*argv, cwd=workdir)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1].endswith(f"(see {points_to})"), result.stderr

@@ -10,6 +10,7 @@ for real on a GPU box in bench/gpu_check.py.
 from __future__ import annotations
 
 import contextlib
+import time
 
 import numpy as np
 import pytest
@@ -24,14 +25,17 @@ SEEN: list[tuple[str, np.ndarray]] = []
 
 
 class RecordingRegression(LinearRegression):
-    """scikit-learn's LinearRegression, keeping every X it is given."""
+    """scikit-learn's LinearRegression, keeping every X it is given; each call lasts at least
+    timing.SHORT_CALL_S, so that every call is timed alone (not in a loop) and counted here."""
 
     def fit(self, X, y):
         SEEN.append(("fit", X))
+        time.sleep(timing.SHORT_CALL_S)
         return super().fit(X, y)
 
     def predict(self, X):
         SEEN.append(("predict", X))
+        time.sleep(timing.SHORT_CALL_S)
         return super().predict(X)
 
 

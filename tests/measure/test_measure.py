@@ -21,8 +21,8 @@ def test_summary_statistics_of_known_times():
 
 def test_repeat_runs_at_least_repeats_and_until_min_time():
     calls = []
-    result, times = repeat(lambda: calls.append(1) or len(calls), False, repeats=3)
-    assert len(times) == 3 and result == 3
-    _, times = repeat(lambda: time.sleep(0.01), False, repeats=2, min_time_s=0.15)
+    found = repeat(lambda: calls.append(1) or len(calls), False, repeats=3, loops=1)
+    assert len(found.times) == 3 and found.result == 3
+    times = repeat(lambda: time.sleep(0.01), False, repeats=2, min_time_s=0.15).times
     assert sum(times) >= 0.15 and len(times) >= 2
     assert len(times) == len([t for t in times if t > 0])

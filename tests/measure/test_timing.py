@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import time
 
 from mlcompare.measure.threads import cgroup_cpu_limit, default_threads
 from mlcompare.measure.timing import repeat, timed
@@ -12,14 +13,38 @@ def test_garbage_collection_is_off_inside_every_timed_call_and_back_on_after():
     seen = []
     assert gc.isenabled()
     timed(lambda: seen.append(gc.isenabled()), False)
-    repeat(lambda: seen.append(gc.isenabled()), False, repeats=3)
+    repeat(lambda: seen.append(gc.isenabled()), False, repeats=3, loops=1)
     assert seen == [False] * 4 and gc.isenabled()
+    seen.clear()
+    repeat(lambda: seen.append(gc.isenabled()), False, repeats=3)  # far too short: timed in loops
+    assert len(seen) > 4 and not any(seen) and gc.isenabled()
     gc.disable()
     try:
         timed(lambda: None, False)
         assert not gc.isenabled()  # off before: left off
     finally:
         gc.enable()
+
+
+def test_a_call_shorter_than_the_clock_holds_is_timed_in_a_calibrated_loop():
+    """A 1 ms call: the first call chooses the loop (left out of the values), each value is
+    the mean over its loop, never the loop's total."""
+    from mlcompare.measure.timing import LOOP_VALUE_S, SHORT_CALL_S, loops_for
+
+    calls = []
+    found = repeat(lambda: (calls.append(1), time.sleep(0.001)), False, repeats=3)
+    assert 1 < found.loops <= LOOP_VALUE_S / 0.001 + 1  # the loop reaches LOOP_VALUE_S of calls
+    assert len(found.times) == 3 and len(calls) == 1 + 3 * found.loops and found.calls == 3 * found.loops
+    assert found.calibration_s >= 0.001
+    for value in found.times:  # one call's seconds: at least the sleep, far below the loop's total
+        assert 0.001 <= value < LOOP_VALUE_S / 2
+    assert loops_for(SHORT_CALL_S) == 1 and loops_for(SHORT_CALL_S / 10) == LOOP_VALUE_S / (SHORT_CALL_S / 10)
+
+
+def test_a_long_enough_first_call_is_kept_as_the_first_value():
+    calls = []
+    found = repeat(lambda: (calls.append(1), time.sleep(0.006)), False, repeats=2)
+    assert found.loops == 1 and len(calls) == 2 and found.calibration_s == 0.0
 
 
 def test_a_failing_call_turns_the_collector_back_on():

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 from conftest import REPO, SMALL_EXPERIMENT, run_cli
@@ -87,6 +88,48 @@ def test_gpu_implementations_are_skipped_with_a_reason(suite_store):
         assert "fit_time_s" not in run.data.metrics
 
 
+def test_an_implementation_skipped_in_every_case_is_one_terminal_line(suite_store):
+    """cuml (three cases) and xgboost_gpu (one) cannot run here: one line each, before the
+    cases, with the reason and the count; no per-case skip line; every skip run in the store."""
+    from mlcompare.measure import device
+
+    if device.cuda_devices()[0]:
+        pytest.skip("this machine has a CUDA device")
+    _, runs, result = suite_store
+    lines = result.stderr.splitlines()
+    (cuml,) = [line for line in lines if line.startswith("cuml: ")]
+    (xgb,) = [line for line in lines if line.startswith("xgboost_gpu: ")]
+    assert cuml.startswith("cuml: skipped in all 3 of its cases (") and "no CUDA device" in cuml
+    assert xgb.startswith("xgboost_gpu: skipped in its one case (") and "no CUDA device" in xgb
+    first_case = next(i for i, line in enumerate(lines) if line.startswith("[1/9]"))
+    assert lines.index(cuml) < first_case and lines.index(xgb) < first_case
+    assert not [line for line in lines if line.startswith("[") and "skipped (" in line]
+    assert len([line for line in lines if line.startswith("[")]) == 5  # the five that ran
+    skipped = [r for r in runs if r.data.tags.get("case_status") == "skipped"]
+    assert len(skipped) == 4 and all("no CUDA device" in r.data.tags["skip_reason"] for r in skipped)
+
+
+def test_a_fit_shorter_than_the_clock_holds_is_timed_in_loops_on_the_run_and_in_the_table(suite_store):
+    """LinearRegression on 450×5 fits in well under a millisecond: each logged value is the
+    mean of a loop of fits, said by `fit_loops` on the run and beside the time in the table."""
+    from mlcompare.measure.timing import SHORT_CALL_S
+
+    client, runs, result = suite_store
+    linear = next(r for r in runs if r.data.params.get("pairing") == "linear_regression"
+                  and r.data.params["implementation"] == "sklearn")
+    m = linear.data.metrics
+    assert m["fit_loops"] > 1 and m["fit_time_s"] < SHORT_CALL_S
+    assert len(client.get_metric_history(linear.info.run_id, "fit_time_repeat_s")) == 2  # repeats: 2 values
+    long_fit = next(r for r in runs if r.data.params.get("implementation") == "sklearn"
+                    and r.data.params["pairing"] == "random_forest")
+    assert long_fit.data.metrics["fit_loops"] == 1 and long_fit.data.metrics["fit_time_s"] >= SHORT_CALL_S
+    parent = next(r for r in runs if "mlflow.parentRunId" not in r.data.tags)
+    table = client.download_artifacts(parent.info.run_id, "comparison.md")
+    text = open(table, encoding="utf-8").read()
+    assert f"(loops of {m['fit_loops']:.0f})" in text
+    assert f"(mean of loops of {m['fit_loops']:.0f} fits)" in result.stderr
+
+
 def test_parent_has_the_comparison_and_the_experiment(suite_store):
     client, runs, _ = suite_store
     parent = next(r for r in runs if "mlflow.parentRunId" not in r.data.tags)
@@ -152,6 +195,9 @@ def test_every_case_is_compared_with_its_baseline(suite_store):
 
 
 def test_system_metrics_are_sampled_on_request(workdir):
+    """A suite shorter than the sampling interval still gets its samples: one step at least,
+    the last one logged when the suite ends (MLflow's own monitor logged none before its first
+    interval was over)."""
     (workdir / "one.yaml").write_text(
         "name: sysm\nrepeats: 3\nsystem_metrics: true\n"
         "datasets: [{generator: classification, n_samples: 3000, n_features: 10}]\n"
@@ -162,6 +208,27 @@ def test_system_metrics_are_sampled_on_request(workdir):
     runs = client.search_runs([client.get_experiment_by_name("sysm").experiment_id])
     parent = next(r for r in runs if "mlflow.parentRunId" not in r.data.tags)
     assert any(k.startswith("system/cpu_utilization") for k in parent.data.metrics), parent.data.metrics
+    history = client.get_metric_history(parent.info.run_id, "system/system_memory_usage_megabytes")
+    wall = parent.data.metrics["suite_wall_time_s"]
+    # a step every two seconds of the suite, and one more at its end: no more, and never none
+    assert 1 <= len(history) <= wall / 2 + 2, (len(history), wall)
+    assert sorted(h.step for h in history) == list(range(len(history)))
+
+
+def test_a_suite_shorter_than_one_interval_logs_its_last_sample(workdir):
+    """The sampler on a parent run that lives a tenth of a second: the step logged at the end."""
+    from mlcompare.tracking.sampler import INTERVAL_S, SuiteSampler
+
+    client = MlflowClient()
+    run = client.create_run(client.create_experiment("short"))
+    sampler = SuiteSampler(run.info.run_id)
+    sampler.start()
+    time.sleep(INTERVAL_S / 20)
+    sampler.finish()
+    metrics = client.get_run(run.info.run_id).data.metrics
+    assert sampler.steps == 1
+    assert 0 <= metrics["system/cpu_utilization_percentage"] <= 100
+    assert metrics["system/system_memory_usage_megabytes"] > 0
 
 
 def test_every_case_that_ran_carries_what_its_numbers_mean(suite_store):
