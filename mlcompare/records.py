@@ -124,7 +124,13 @@ class CaseRecord(TypedDict, total=False):
     parity: str
     found_differences: list[str]  # effective parameters and fitted counts that differ from the baseline's
     timing_stability: str  # "stable" or "noisy: <why>"
-    rounds: int  # processes the case ran in (its repeats pooled)
+    rounds: int  # processes the case ran in
+    # one summary per process (the median of its repeats): what every interval is taken over
+    fit_process_times: list[float]
+    fit_host_process_times: list[float]
+    predict_process_times: list[float]
+    end_to_end_process_times: list[float]  # transfer + median fit + median predict, per process
+    interval_note: str  # why a case has no interval (one process)
     baseline_host: str
     worker_host: str
     dask_worker: str

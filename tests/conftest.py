@@ -38,6 +38,7 @@ def write(path: Path, text: str) -> Path:
 SMALL_EXPERIMENT = """\
     name: small
     repeats: 2
+    rounds: 2
     timeout_s: 300
     datasets:
       - {generator: blobs, n_samples: 600, n_features: 4, centers: 3}
@@ -100,6 +101,7 @@ def main_here(*argv: str) -> tuple[int, str, str]:
 SWEEP_EXPERIMENT = """\
     name: sweep
     repeats: 3
+    rounds: 2
     timeout_s: 300
     datasets:
       - {generator: classification, n_samples: [200, 1000], n_features: 6}
@@ -162,6 +164,7 @@ def faults_experiment(workdir: Path, implementations: list[str], sizes: list[int
     return write(workdir / f"{name}.yaml", f"""\
         name: {name}
         repeats: 1
+        rounds: 1
         datasets: [{{generator: regression, n_samples: [{sizes}], n_features: 3}}]
         pairings: [faults]
         implementations: [{", ".join(implementations)}]

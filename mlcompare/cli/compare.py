@@ -2,7 +2,9 @@
 
 Exit codes: 0 the comparison was made and no gate failed; 1 a gate failed (`--fail-slower`,
 `--fail-quality`: the offending cases are listed on stderr); 2 bad input (an unknown suite,
-a bad flag, no case in common), one line, nothing else.
+a bad flag, no case in common), one line, nothing else; 2 also when a gate cannot decide a
+case (too few processes to reach its level, or a metric missing), one line naming them,
+after the comparison (`--undecided warn` makes that a warning and the gate decides on the rest).
 """
 
 from __future__ import annotations
@@ -75,11 +77,15 @@ class Compare(Command):
         parser.add_argument("--confidence", type=confidence_level, default=0.95, metavar="LEVEL",
                             help="level of the intervals and verdicts (default: 0.95)")
         parser.add_argument("--fail-slower", type=ratio_at_least_one, default=None, metavar="RATIO",
-                            help="exit 1 when a shared case's fit or predict time in B is more than RATIO × A's and "
-                                 "significantly slower (its interval lies above 1), or it ran in A and failed in B")
+                            help="exit 1 when a shared case's fit or predict time in B is significantly more than "
+                                 "RATIO × A's (one-sided test over the processes, every case one family), or it "
+                                 "ran in A and failed in B")
         parser.add_argument("--fail-quality", type=non_negative, default=None, metavar="DELTA",
                             help="exit 1 when a shared case's main quality metric is worse in B by more than DELTA "
                                  "(absolute for scores such as accuracy, relative for losses such as rmse)")
+        parser.add_argument("--undecided", choices=("fail", "warn"), default="fail",
+                            help="a case a gate cannot decide (too few processes for its level, a metric "
+                                 "missing): exit 2 naming it (fail, the default), or say so and go on (warn)")
 
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
@@ -102,7 +108,13 @@ class Compare(Command):
                                         f"({len(a.cases)} cases in A, {len(b.cases)} in B)")
         comparison.fail_slower = args.fail_slower
         write_output(versus.render(comparison, args.format), args.output, "the comparison")
-        return report_gates(comparison, args.fail_slower, args.fail_quality)
+        failed = report_gates(comparison, args.fail_slower, args.fail_quality)
+        undecided = undecided_by_gates(comparison, args.fail_slower, args.fail_quality)
+        if undecided and args.undecided == "fail":
+            raise InputError(undecided[0], None, undecided[1])
+        if undecided:
+            print(f"mlcompare: warning: {undecided[0]}: {undecided[1]}", file=sys.stderr)
+        return failed
 
 
 def find_reference(ref: str) -> StoredSuite:
@@ -148,8 +160,8 @@ def report_gates(comparison: SuiteComparison, fail_slower: float | None, fail_qu
         slow = versus.slower_than(comparison, fail_slower)
         if not slow.empty:
             failed += len(slow)
-            print(f"mlcompare: --fail-slower {fail_slower:g}: {len(slow)} case(s) of B more than {fail_slower:g}× "
-                  f"slower than A and significantly slower, or failed in B:", file=sys.stderr)
+            print(f"mlcompare: --fail-slower {fail_slower:g}: {len(slow)} case(s) of B significantly more than "
+                  f"{fail_slower:g}× slower than A ({comparison_family(comparison)}), or failed in B:", file=sys.stderr)
             for r in slow.to_dict("records"):
                 print(f"  {r['case']}: {_slow_text(r, fail_slower)}", file=sys.stderr)
     if fail_quality is not None:
@@ -164,12 +176,43 @@ def report_gates(comparison: SuiteComparison, fail_slower: float | None, fail_qu
     return EXIT_GATE if failed else 0
 
 
+def comparison_family(comparison: SuiteComparison) -> str:
+    """How the gate's tests are held together, in words."""
+    from mlcompare.report.versus.table import FAMILY_METHOD
+
+    return f"{FAMILY_METHOD} at {comparison.false_call_rate:.3g} over every case's fit and predict"
+
+
+def undecided_by_gates(comparison: SuiteComparison, fail_slower: float | None,
+                       fail_quality: float | None) -> tuple[str, str] | None:
+    """(the gates, what they could not decide) in one line, or None: a gate that cannot decide a
+    case must not pass it in silence."""
+    from mlcompare.report import versus
+
+    found = []
+    if fail_slower is not None:
+        found += [("--fail-slower", case) for case in versus.undecided_for_slower(comparison)]
+    if fail_quality is not None:
+        found += [("--fail-quality", f"{case} (no main metric on a side)")
+                  for case in versus.undecided_for_quality(comparison)]
+    if not found:
+        return None
+    gates = " and ".join(dict.fromkeys(gate for gate, _ in found))
+    shown = "; ".join(case for _, case in found[:5]) + (f"; and {len(found) - 5} more" if len(found) > 5 else "")
+    rate = comparison.false_call_rate
+    return gates, (f"cannot decide {len(found)} case(s): {shown} (one process against one never reaches "
+                   f"p ≤ {rate:g}; run both suites with rounds: 5 or more, or pass --undecided warn)")
+
+
 def _slow_text(r: dict, ratio: float) -> str:
     if r["status_verdict"]:
         return r["status_verdict"]
     parts = []
     for name in ("fit", "predict"):
-        if r.get(f"{name}_verdict") == "slower" and r[f"{name}_ratio"] > ratio:
-            parts.append(f"{name} {r[f'{name}_ratio']:.3g}× [{r[f'{name}_low']:.3g}–{r[f'{name}_high']:.3g}, "
-                         f"{r[f'{name}_level'] * 100:.3g} %] ({r[f'{name}_a_s']:.3g} s → {r[f'{name}_b_s']:.3g} s)")
+        if not r[f"{name}_ratio"] > ratio:
+            continue
+        interval = ("" if math.isnan(r[f"{name}_low"]) else
+                    f" [{r[f'{name}_low']:.3g}–{r[f'{name}_high']:.3g}, {r[f'{name}_level'] * 100:.3g} %]")
+        times = f"({r[f'{name}_a_s']:.3g} s → {r[f'{name}_b_s']:.3g} s)"
+        parts.append(f"{name} {r[f'{name}_ratio']:.3g}×{interval} {times}")
     return "; ".join(parts)

@@ -175,18 +175,18 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
 
 def timing_metrics(fit_times: list[float], host_fit_times: list[float], predict_times: list[float],
                    transfer_s: float) -> dict[str, float]:
-    """The timing metrics a case logs from its repeats: summaries, intervals of the medians
-    and the end-to-end time (transfer, median fit, median predict). The suite calls it again
-    on the repeats of several rounds pooled."""
+    """The timing metrics of this one process's repeats: summaries and the end-to-end time
+    (transfer, median fit, median predict). No interval: repeats inside one process are not
+    independent draws of the next run; the suite takes intervals over processes
+    (`mlcompare.suite.rounds`)."""
     fit = stats.summarise(fit_times)
     out = {"fit_time_s": fit["median"], "fit_time_min_s": fit["min"], "fit_time_iqr_s": fit["iqr"],
            "fit_time_cv": fit["cv"], "fit_repeats": len(fit_times),
-           "fit_host_input_time_s": stats.summarise(host_fit_times)["median"],
-           **stats.interval_metrics("fit_time", fit_times)}
+           "fit_host_input_time_s": stats.summarise(host_fit_times)["median"]}
     if predict_times:  # tasks without a separate predict/transform call (labels_, embedding_) have none
         predict = stats.summarise(predict_times)
         out |= {"predict_time_s": predict["median"], "predict_time_cv": predict["cv"],
-                "predict_repeats": len(predict_times), **stats.interval_metrics("predict_time", predict_times)}
+                "predict_repeats": len(predict_times)}
     out["end_to_end_time_s"] = transfer_s + out["fit_time_s"] + out.get("predict_time_s", 0.0)
     return out
 

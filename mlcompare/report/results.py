@@ -27,7 +27,9 @@ CASE_METRICS = ("fit_time_s", "fit_time_min_s", "fit_time_iqr_s", "fit_time_cv",
                 "speedup_fit_ci_low", "speedup_fit_ci_high", "speedup_fit_ci_level", "quality_delta",
                 "prediction_agreement", "peak_host_memory_mb", "fit_peak_host_memory_mb", "fit_time_rounds_cv",
                 "fit_cost_usd", "fit_cost_ratio", "end_to_end_cost_usd", "predict_cost_usd_per_1k_rows",
-                "fit_energy_j", "speedup_fit_lower_bound", "fit_loops")
+                "fit_energy_j", "speedup_fit_lower_bound", "fit_loops", "fit_processes",
+                "speedup_end_to_end", "speedup_end_to_end_ci_low", "speedup_end_to_end_ci_high",
+                "speedup_end_to_end_ci_level")
 _QUALITY_ORDER = tuple(m for metrics in TASK_METRICS.values() for m in metrics)
 
 #: Params copied as text, "" where a run has none (runs without a sweep, older stores).
@@ -66,7 +68,7 @@ def _case_row(suite: StoredSuite, label: str, host: str, run: StoredRun) -> dict
     p, m, t = run.params, run.metrics, run.tags
     main = main_metric(p.get("pairing", ""), t, m)
     repeats = run.history.get("fit_time_repeat_s", [])
-    low, high, level = _fit_interval(m, repeats)
+    low, high, level = _fit_interval(m, run.history.get("fit_time_process_s", []))
     status = t.get("case_status") or (Status.OK if run.status == "FINISHED" else Status.FAILED)
     n_samples, n_features = _int(p.get("n_samples")), _int(p.get("n_features"))
     # column-major data (a layout sweep) is a comparison group of its own
@@ -100,11 +102,13 @@ def _case_row(suite: StoredSuite, label: str, host: str, run: StoredRun) -> dict
     return row
 
 
-def _fit_interval(metrics: dict[str, float], repeats: list[float]) -> tuple[float, float, float]:
-    """The logged interval of the median fit time; for runs older than that metric, made from the repeats."""
-    if "fit_time_ci_level" in metrics:
+def _fit_interval(metrics: dict[str, float], processes: list[float]) -> tuple[float, float, float]:
+    """The interval of the median fit time over the case's processes: as logged, else made from
+    its per-process history; none for a case in one process (or a run older than both, whose
+    interval was taken over repeats of one process and says nothing across runs)."""
+    if "fit_time_ci_level" in metrics and "fit_processes" in metrics:
         return metrics["fit_time_ci_low_s"], metrics["fit_time_ci_high_s"], metrics["fit_time_ci_level"]
-    found = median_interval(repeats)
+    found = median_interval(processes)
     return (found.low, found.high, found.level) if found else (math.nan, math.nan, math.nan)
 
 

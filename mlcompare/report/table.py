@@ -121,7 +121,7 @@ def _fit_cell(r: dict | None) -> str:
     if r["status"] != Status.OK:
         return r["status"]
     text = number_text(r["fit_time_s"])
-    if r["repeats_done"] and r["repeats_done"] > 1 and not math.isnan(r["fit_ci_low_s"]):
+    if not math.isnan(r["fit_ci_low_s"]):  # an interval over processes; one process has none
         text += (f" [{number_text(r['fit_ci_low_s'])}–{number_text(r['fit_ci_high_s'])}"
                  f"{level_text(r['fit_ci_level'])}]")
     if r.get("fit_loops", 1) > 1:  # a fit shorter than the clock holds: each value the mean of a loop

@@ -20,8 +20,9 @@ def compare(case: Case, record: CaseRecord, baseline: CaseRecord) -> dict[str, f
     """The case against its baseline: speed-ups (with an interval of the fit speed-up and the
     level it really has), quality delta and parity; fills `record["found_differences"]`.
 
-    A baseline reused by --resume brings its metrics but no repeats or predictions: the
-    interval and the agreement then need a rerun of the baseline and are left out.
+    The intervals are over one summary per process of each side (none below two processes
+    a side). A baseline reused by --resume brings its metrics but no processes or
+    predictions: the intervals and the agreement then need a rerun of it and are left out.
     """
     m, b = record["metrics"], baseline["metrics"]
     out = {"speedup_fit": b["fit_time_s"] / m["fit_time_s"],
@@ -34,10 +35,11 @@ def compare(case: Case, record: CaseRecord, baseline: CaseRecord) -> dict[str, f
     if record is baseline:
         out |= {"quality_delta": 0.0, "prediction_agreement": 1.0}
     else:
-        found = stats.ratio_interval(baseline.get("fit_times") or [], record.get("fit_times") or [])
-        if found is not None:
-            out |= {"speedup_fit_ci_low": found.low, "speedup_fit_ci_high": found.high,
-                    "speedup_fit_ci_level": found.level}
+        # one summary per process on each side: repeats inside one process are not independent
+        for name, series in (("speedup_fit", "fit_process_times"), ("speedup_end_to_end", "end_to_end_process_times")):
+            found = stats.ratio_interval(baseline.get(series) or [], record.get(series) or [])
+            if found is not None:
+                out |= {f"{name}_ci_low": found.low, f"{name}_ci_high": found.high, f"{name}_ci_level": found.level}
         out["quality_delta"] = quality.quality_delta(metric, m[metric], b[metric])
         if record.get("predictions_path") and baseline.get("predictions_path"):
             out["prediction_agreement"] = quality.prediction_agreement(

@@ -21,7 +21,11 @@ if TYPE_CHECKING:
 
 #: Metric histories of every repeat (step = repeat), from the record's lists.
 HISTORIES = {"fit_time_repeat_s": "fit_times", "fit_host_input_time_repeat_s": "fit_host_times",
-             "predict_time_repeat_s": "predict_times"}
+             "predict_time_repeat_s": "predict_times",
+             # one summary per process (step = round): what the intervals and `compare` are computed from
+             "fit_time_process_s": "fit_process_times", "fit_host_input_time_process_s": "fit_host_process_times",
+             "predict_time_process_s": "predict_process_times",
+             "end_to_end_time_process_s": "end_to_end_process_times"}
 
 
 def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Experiment, threads: int,
@@ -72,7 +76,7 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
     for key in ("skip_reason", "error", "ran_on", "threadpools", "library_version", "parity", "dataset_sha256",
                 "signal", "worker_host", "dask_worker", "baseline_host", "timing_stability", "memory_method",
                 "load_reader", "gpu_memory_method", "gpu_clock_reasons", "energy_source", "energy_unavailable",
-                "latency_note"):
+                "latency_note", "interval_note"):
         if record.get(key):
             tags[key] = str(record[key])
     if record.get("process"):

@@ -22,6 +22,10 @@ class SuiteProgress(Protocol):
 
     def case_finished(self, index: int, total: int, name: str, record: dict[str, Any]) -> None: ...
 
+    def run_finished(self, done: int, total: int) -> None:
+        """With several rounds: `done` of the suite's `total` case processes have ended (a case is
+        finished only after its last round, so the bar follows the processes instead)."""
+
 
 class LiveProgress:
     """rich's progress bar on a terminal; use as a context manager around the suite."""
@@ -44,6 +48,7 @@ class LiveProgress:
                              TimeRemainingColumn(), TextColumn("{task.description}"),
                              console=self.console, transient=True)
         self._task: Any = None
+        self._by_runs = False  # the bar counts case processes (rounds), not finished cases
         self.records: list[tuple[str, CaseRecord]] = []
 
     def __enter__(self) -> "LiveProgress":
@@ -63,7 +68,12 @@ class LiveProgress:
     def case_finished(self, index: int, total: int, name: str, record: dict[str, Any]) -> None:
         """`index`: how many cases have finished (a spread suite finishes them out of order)."""
         self.records.append((name, record))
-        self._bar.update(self._bar_task(name, total), completed=index)
+        if not self._by_runs:
+            self._bar.update(self._bar_task(name, total), completed=index)
+
+    def run_finished(self, done: int, total: int) -> None:
+        self._by_runs = True
+        self._bar.update(self._bar_task("", total), completed=done, total=total)
 
     def _bar_task(self, name: str, total: int) -> Any:
         """The bar, made by the first case that starts or ends (a reused or skipped one may end first)."""

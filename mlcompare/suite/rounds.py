@@ -1,18 +1,24 @@
-"""Several rounds of a case pooled into one record, and whether its timings can be trusted.
+"""A case's processes summarised into one record, and whether its timings can be trusted.
 
-A round is one run of a case in a fresh process. With `rounds: N`, every case of a
-comparison group runs N times, the group's cases in a new shuffled order each round, so
-that neither the order (baseline always first) nor one process's luck (its memory layout,
-its CPU, a neighbour's burst) decides the comparison. The rounds' repeats are pooled:
-the medians and their intervals are taken over all of them, and the spread of the rounds'
-own medians is logged beside them (`fit_time_rounds_cv`).
+A round is one run of a case in a fresh process, and the process is the unit of noise: its
+memory layout, hash seeds, CPU frequency and neighbours are drawn once for all its repeats.
+With `rounds: N` every case runs in N processes, spread over the whole suite (round 1 of
+every case, then round 2, each round in a new shuffled order), so that neither the order
+(baseline always first) nor one moment of the machine decides a comparison.
+
+Each process gives one summary: the median of its repeats. The headline times are the
+median of those summaries, and every interval is taken over them (one value per process),
+never over the repeats pooled as if they were independent. A case in one process has a
+range of repeats and no level (`interval_note` says so). The repeats themselves are kept
+(metric history), and the spread of the processes' summaries is logged
+(`fit_time_rounds_cv`) beside the spread inside them (`fit_time_cv`).
 """
 
 from __future__ import annotations
 
 import statistics
 
-from mlcompare.measure.case import timing_metrics
+from mlcompare.measure.stats import interval_metrics, summarise
 from mlcompare.records import CaseRecord, Status
 
 #: Above this coefficient of variation of the warm fits (or of the rounds' medians) a
@@ -24,39 +30,73 @@ _ONCE = ("fit_cold_time_s", "predict_cold_time_s", "transfer_time_s", "load_time
 #: Metrics where the worst round counts.
 _WORST = ("fit_peak_host_memory_mb", "fit_peak_gpu_memory_mb", "peak_host_memory_mb",
           "load_avg_1m_at_start", "cpu_steal_pct_at_start")
+#: Per-process summaries a record carries: (record key, the repeats it summarises).
+PROCESS_SERIES = {"fit_process_times": "fit_times", "fit_host_process_times": "fit_host_times",
+                  "predict_process_times": "predict_times"}
+#: What a case in one process says instead of an interval's level.
+ONE_PROCESS_NOTE = ("one process: no interval across runs (its repeats share one process's luck); "
+                    "rounds: 2 or more give one")
 
 
 def pool_rounds(records: list[CaseRecord]) -> CaseRecord:
     """One record from a case's rounds: the first that did not run fine if any, else the
-    first round's with every repeat of every round pooled."""
+    first round's, its times and intervals taken over one summary per process."""
     bad = next((r for r in records if r["status"] != Status.OK), None)
     if bad is not None:
         if len(records) > 1 and bad["status"] == Status.FAILED:
             bad["error"] = f"{bad.get('error', '')} (round {records.index(bad) + 1} of {len(records)})"
         return bad
     pooled: CaseRecord = dict(records[0])  # quality and everything measured once: as the first round saw it
-    if len(records) == 1:
-        pooled["rounds"] = 1
-        return pooled
     for key in ("fit_times", "fit_host_times", "predict_times"):
         pooled[key] = [t for r in records for t in r.get(key) or []]
+    for key, repeats in PROCESS_SERIES.items():
+        pooled[key] = [statistics.median(r[repeats]) for r in records if r.get(repeats)]
     metrics = dict(records[0]["metrics"])
-    for name in _ONCE:
-        values = [r["metrics"][name] for r in records if name in r["metrics"]]
-        if values:
-            metrics[name] = statistics.median(values)
-    for name in _WORST:
-        values = [r["metrics"][name] for r in records if name in r["metrics"]]
-        if values:
-            metrics[name] = max(values)
-    metrics |= timing_metrics(pooled["fit_times"], pooled["fit_host_times"], pooled["predict_times"],
-                              metrics["transfer_time_s"])
-    medians = [statistics.median(r["fit_times"]) for r in records]
-    metrics["fit_time_rounds_cv"] = statistics.stdev(medians) / statistics.fmean(medians)
+    if len(records) > 1:
+        for name in _ONCE:
+            values = [r["metrics"][name] for r in records if name in r["metrics"]]
+            if values:
+                metrics[name] = statistics.median(values)
+        for name in _WORST:
+            values = [r["metrics"][name] for r in records if name in r["metrics"]]
+            if values:
+                metrics[name] = max(values)
+    pooled["end_to_end_process_times"] = [
+        r["metrics"].get("transfer_time_s", 0.0) + statistics.median(r["fit_times"])
+        + (statistics.median(r["predict_times"]) if r.get("predict_times") else 0.0) for r in records]
+    metrics |= process_metrics(pooled, records)
     pooled["metrics"] = metrics
     pooled["rounds"] = len(records)
+    if len(records) == 1:
+        pooled["interval_note"] = ONE_PROCESS_NOTE
     pooled["model_time_s"] = sum(r.get("model_time_s", 0.0) for r in records)
     return pooled
+
+
+def process_metrics(pooled: CaseRecord, records: list[CaseRecord]) -> dict[str, float]:
+    """The timing metrics of a case from its processes: medians of the per-process summaries,
+    intervals over them (none for one process), the spreads inside and between processes."""
+    fit, host, predict = (pooled[k] for k in PROCESS_SERIES)
+    inside = summarise(pooled["fit_times"])
+    out = {"fit_time_s": statistics.median(fit), "fit_time_min_s": inside["min"], "fit_time_iqr_s": inside["iqr"],
+           "fit_time_cv": _inside_cv(records, "fit_times"), "fit_repeats": len(pooled["fit_times"]),
+           "fit_processes": len(fit), "fit_host_input_time_s": statistics.median(host),
+           "end_to_end_time_s": statistics.median(pooled["end_to_end_process_times"]),
+           **interval_metrics("fit_time", fit)}
+    if predict:
+        out |= {"predict_time_s": statistics.median(predict), "predict_time_cv": _inside_cv(records, "predict_times"),
+                "predict_repeats": len(pooled["predict_times"]), **interval_metrics("predict_time", predict)}
+    if len(fit) > 1:
+        out["fit_time_rounds_cv"] = statistics.stdev(fit) / statistics.fmean(fit)
+    return out
+
+
+def _inside_cv(records: list[CaseRecord], key: str) -> float:
+    """The coefficient of variation inside the processes: the spread of each repeat over its own
+    process's mean (for one process, its repeats' stdev over their mean); between processes
+    is `fit_time_rounds_cv`."""
+    scaled = [t / statistics.fmean(r[key]) for r in records if r.get(key) for t in r[key]]
+    return statistics.stdev(scaled) if len(scaled) > 1 else 0.0
 
 
 def stability(record: CaseRecord, cpus: int) -> str:

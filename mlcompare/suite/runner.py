@@ -168,7 +168,7 @@ def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], N
             if cluster is None and hasattr(recorder, "between_cases"):
                 recorder.between_cases(_report_libraries)  # imported between cases, not after the last
             outcomes = _outcomes(cases, experiment, experiment_fp, finished, threads, prepared, Path(scratch),
-                                 guard, progress, cluster)
+                                 guard, progress, cluster, say)
             try:
                 for index, record in _baselines_first(cases, outcomes, held):
                     if not accept(index, record):
@@ -211,7 +211,8 @@ Outcomes = Iterator[tuple[int, CaseRecord]]
 
 def _outcomes(cases: list[Case], experiment: Experiment, experiment_fp: str, finished: dict[str, Any],
               threads: int, prepared: dict[str, Path | str], scratch: Path, guard: SignalGuard,
-              progress: SuiteProgress | None, cluster: Connection | None) -> Outcomes:
+              progress: SuiteProgress | None, cluster: Connection | None,
+              say: Callable[[str], None] = _stderr) -> Outcomes:
     """(case number, record) of every case as it ends: run here one by one, reused from the
     store (--resume), or spread over a Dask cluster. A signal stops it with `Interrupted`
     after the killed cases' records."""
@@ -225,17 +226,20 @@ def _outcomes(cases: list[Case], experiment: Experiment, experiment_fp: str, fin
         else:
             todo.append((index, case))
     if cluster is None:
-        yield from _local_outcomes(todo, cases, experiment, threads, prepared, scratch, guard, progress)
+        yield from _local_outcomes(todo, cases, experiment, threads, prepared, scratch, guard, progress, say)
     else:
         yield from _spread_outcomes(todo, cases, experiment, prepared, scratch, guard, progress, cluster)
 
 
 def _local_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment: Experiment, threads: int,
                     prepared: dict[str, Path | str], scratch: Path, guard: SignalGuard,
-                    progress: SuiteProgress | None) -> Outcomes:
+                    progress: SuiteProgress | None, say: Callable[[str], None] = _stderr) -> Outcomes:
     """The cases run here. With one round each case runs once, in order (the baseline of its
-    group first) and is yielded at once; with several, each comparison group's cases run
-    `rounds` times, in a new shuffled order each round, and are yielded pooled."""
+    group first) and is finished at once. With several, the rounds are spread over the whole
+    suite: round 1 of every case, then round 2, each round in a new shuffled order (seeded by
+    the experiment file), so that each case's processes sample the whole time the suite runs.
+    A case that did not run fine is finished at once; the others when the last round is over,
+    in the experiment's order (the store lists them as the file does)."""
     loads = sysinfo.LoadMeter()
 
     def run(index: int, case: Case, label: str, path: Path) -> CaseRecord:
@@ -252,30 +256,43 @@ def _local_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment:
         for index, case in todo:
             yield index, pool_rounds([run(index, case, case.name, scratch / f"pred-{index}.npy")])
         return
-    groups: dict[tuple, list[tuple[int, Case]]] = {}
-    for index, case in todo:
-        groups.setdefault(case.group, []).append((index, case))
-    for group, members in groups.items():
-        rounds: dict[int, list[CaseRecord]] = {index: [] for index, _ in members}
-        order = random.Random(f"{experiment_seed(experiment)}:{group}")
-        try:
-            for number in range(1, experiment.rounds + 1):
-                this_round = list(members)
-                order.shuffle(this_round)
-                for index, case in this_round:
-                    if rounds[index] and rounds[index][-1]["status"] != Status.OK:
-                        continue  # skipped or failed: no point in more rounds
-                    label = f"{case.name} (round {number}/{experiment.rounds})"
-                    rounds[index].append(run(index, case, label, scratch / f"pred-{index}-{number}.npy"))
-                    guard.check()  # a killed round: stop here, with what the group has
-        except Interrupted:
-            for index, _ in members:  # every case of the group that ran: complete, killed or partial
-                done = rounds[index]
-                if done and (len(done) == experiment.rounds or done[-1]["status"] != Status.OK):
-                    yield index, pool_rounds(done)
-            raise
-        for index, _ in members:
-            yield index, pool_rounds(rounds[index])
+    total = experiment.rounds
+    rounds: dict[int, list[CaseRecord]] = {index: [] for index, _ in todo}
+    order = random.Random(experiment_seed(experiment))
+    finished: set[int] = set()  # no more rounds: all ran, or one did not run fine
+    try:
+        for number in range(1, total + 1):
+            started = time.perf_counter()
+            this_round = list(todo)
+            order.shuffle(this_round)
+            for index, case in this_round:
+                if index in finished:
+                    continue  # skipped or failed: no point in more rounds
+                label = f"{case.name} (round {number}/{total})"
+                record = run(index, case, label, scratch / f"pred-{index}-{number}.npy")
+                rounds[index].append(record)
+                if record["status"] != Status.OK or number == total:
+                    finished.add(index)
+                if progress:  # processes done, of those the suite still expects (an ended case: no more)
+                    progress.run_finished(sum(len(r) for r in rounds.values()),
+                                          sum(len(rounds[i]) if i in finished else total for i, _ in todo))
+                if record["status"] != Status.OK:
+                    yield index, pool_rounds(rounds[index])
+                guard.check()  # a killed round: stop here, with what the suite has
+            if number == total:
+                for index, _ in todo:  # every case that ran all its rounds, in the file's order
+                    if rounds[index] and rounds[index][-1]["status"] == Status.OK:
+                        yield index, pool_rounds(rounds[index])
+            else:
+                say(f"round {number}/{total} done in {time.perf_counter() - started:.0f} s; "
+                    f"{len(todo) - len(finished)} cases go on to round {number + 1} "
+                    "(each is recorded after its last round)")
+    except Interrupted:  # the killed case is finished already; the last round's finished ones are not
+        for index, _ in todo:
+            done = rounds[index]
+            if len(done) == total and done[-1]["status"] == Status.OK:
+                yield index, pool_rounds(done)
+        raise
 
 
 def experiment_seed(experiment: Experiment) -> str:

@@ -15,7 +15,9 @@ SUITE_FILTER = "tags.`mlcompare.kind` = 'suite'"
 CASE_FILTER = "tags.`mlcompare.kind` = 'case'"
 #: Metric histories fetched for each case that ran (one call per run and name); absent
 #: ones (older runs) are skipped.
-HISTORIES = ("fit_time_repeat_s", "predict_time_repeat_s")
+HISTORIES = ("fit_time_repeat_s", "predict_time_repeat_s",
+             # one value per process: what intervals and `compare`'s verdicts are computed from
+             "fit_time_process_s", "predict_time_process_s", "end_to_end_time_process_s")
 #: A run id as MLflow makes them (32 hex digits).
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 

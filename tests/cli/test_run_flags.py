@@ -53,7 +53,7 @@ def test_resume_before_or_after_the_experiment_file(argv):
 
 def test_resume_before_the_file_runs_the_suite(workdir):
     """The command the README shows, in the order a user types it: the file is the experiment."""
-    path = write(workdir / "one.yaml", "name: one\nrepeats: 1\n"
+    path = write(workdir / "one.yaml", "name: one\nrepeats: 1\nrounds: 1\n"
                  "datasets: [{generator: regression, n_samples: 200, n_features: 3}]\npairings: [linear_regression]\n"
                  "implementations: [sklearn]\n")
     code, out, err = main_here("run", "--resume", str(path), "--quiet")

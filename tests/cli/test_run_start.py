@@ -16,6 +16,7 @@ from mlcompare.tracking import writer
 ONE_CASE = """\
 name: start
 repeats: 1
+rounds: 1
 datasets: [{generator: regression, n_samples: 300000, n_features: 20}]
 pairings: [linear_regression]
 implementations: [sklearn]

@@ -19,6 +19,7 @@ implementations:
 EXPERIMENT = """\
 name: e
 repeats: 1
+rounds: 1
 datasets: [{generator: regression, n_samples: 200, n_features: 4}]
 """
 
@@ -165,6 +166,7 @@ def test_every_mistake_of_a_file_is_one_line_at_once(workdir):
     write(workdir / "three.yaml", """\
         name: three
         repeats: 0
+        rounds: 1
         colour: blue
         datasets: [{generator: blobs, n_samples: 200, n_features: 4, n_classes: 3}]
         """)

@@ -40,6 +40,7 @@ def test_a_plugin_pairing_runs_with_its_data_preparation_and_metric(workdir, plu
     (workdir / "e.yaml").write_text(textwrap.dedent("""\
         name: plugin
         repeats: 2
+        rounds: 1
         datasets: [{generator: regression, n_samples: 400, n_features: 5}]
         pairings: [ridge_log_target, ridge]
         implementations: [sklearn, cuml]

@@ -51,7 +51,8 @@ def test_each_kind_prints_a_json_schema(kind, capsys):
 
 def test_the_schemas_keep_real_types(capsys):
     experiment = _schema("experiment", capsys)["properties"]
-    assert experiment["repeats"].items() >= {"type": "integer", "minimum": 1, "maximum": 1000, "default": 3}.items()
+    assert experiment["repeats"].items() >= {"type": "integer", "minimum": 1, "maximum": 1000, "default": 1}.items()
+    assert experiment["rounds"].items() >= {"type": "integer", "minimum": 1, "maximum": 100, "default": 6}.items()
     assert experiment["system_metrics"]["type"] == "boolean"
     assert experiment["dtype"]["enum"] == ["float32", "float64"]
     assert experiment["timeout_s"]["type"] == "number"

@@ -211,7 +211,7 @@ def test_a_checksum_mismatch_met_while_the_store_opens_is_one_line_and_writes_no
     still the one-line error of the experiment's dataset, and no case runs or is written."""
     url, _ = server
     monkeypatch.setenv("MLCOMPARE_CARDS_DIR", str(_cards_folder(workdir, url, "0" * 64)))
-    experiment = write(workdir / "e.yaml", "name: e\nrepeats: 1\ndatasets: [{dataset: small}]\n"
+    experiment = write(workdir / "e.yaml", "name: e\nrepeats: 1\nrounds: 1\ndatasets: [{dataset: small}]\n"
                                            "pairings: [random_forest]\nimplementations: [sklearn]\n")
     code, out, err = main_here("run", str(experiment), "--quiet")
     last = err.splitlines()[-1]  # after MLflow's own lines on creating the store, when it creates it

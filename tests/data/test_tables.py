@@ -67,6 +67,7 @@ def test_own_parquet_file_in_an_experiment(workdir):
     path = write(workdir / "e.yaml", """\
         name: mine
         repeats: 1
+        rounds: 1
         datasets: [{file: mine.parquet, task: classification, target: label, categorical: [city]}]
         pairings: [random_forest]
         implementations: [sklearn]

@@ -18,6 +18,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.linear_model import LinearRegression
 
+from mlcompare.measure.timing import SHORT_CALL_S
+
 
 def _faults_dir() -> Path:
     return Path(os.environ["MLCOMPARE_FAULTS_DIR"])
@@ -108,7 +110,9 @@ class Probe(LinearRegression):
             out.write(f"{os.getpid()} {before} {start} {end}\n")
         return result
 class CountsFits(LinearRegression):
-    """Appends "LABEL PID" per fit to `fits` in $MLCOMPARE_FAULTS_DIR: which fits ran, in which process."""
+    """Appends "LABEL PID ROWS" per fit to `fits` in $MLCOMPARE_FAULTS_DIR: which fits ran, in which process, on
+    how many rows.
+    Each fit lasts at least timing.SHORT_CALL_S, so that every fit is timed alone (never in a loop)."""
 
     def __init__(self, label="", fit_intercept=True, copy_X=True, n_jobs=None, positive=False):
         super().__init__(fit_intercept=fit_intercept, copy_X=copy_X, n_jobs=n_jobs, positive=positive)
@@ -116,5 +120,6 @@ class CountsFits(LinearRegression):
 
     def fit(self, X, y):
         with open(_faults_dir() / "fits", "a") as f:
-            f.write(f"{self.label} {os.getpid()}\n")
+            f.write(f"{self.label} {os.getpid()} {len(X)}\n")
+        time.sleep(SHORT_CALL_S)
         return super().fit(X, y)

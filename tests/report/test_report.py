@@ -155,6 +155,7 @@ def test_report_shows_several_suites_with_their_hardware(recorded_sweep, sweep_e
     write(root / "other.yaml", """\
         name: other
         repeats: 2
+        rounds: 1
         datasets: [{generator: regression, n_samples: 200, n_features: 4}]
         pairings: [linear_regression]
         implementations: [sklearn]

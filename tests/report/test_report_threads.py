@@ -18,6 +18,7 @@ from mlcompare.report.threadcurve import equivalent_threads
 EXPERIMENT = """\
     name: threads
     repeats: 3
+    rounds: 1
     timeout_s: 300
     threads: [1, 2]
     datasets: [{generator: classification, n_samples: 1500, n_features: 10}]

@@ -37,7 +37,8 @@ ATTEMPTS = 4
 QUIET_CORES = 0.3
 FOREST = """\
     name: forest
-    repeats: 7
+    repeats: 1
+    rounds: 7
     timeout_s: 300
     datasets: [{generator: classification, n_samples: 10000, n_features: 20}]
     pairings: [random_forest]
@@ -105,8 +106,9 @@ def _case_run(client: MlflowClient, parent_id: str):
     return run
 
 
-def _repeats(client: MlflowClient, run_id: str) -> list[float]:
-    return [m.value for m in sorted(client.get_metric_history(run_id, "fit_time_repeat_s"), key=lambda m: m.step)]
+def _processes(client: MlflowClient, run_id: str) -> list[float]:
+    """The case's one value per process, as logged."""
+    return [m.value for m in sorted(client.get_metric_history(run_id, "fit_time_process_s"), key=lambda m: m.step)]
 
 
 def test_one_thread_instead_of_two_is_flagged_slower_and_fails_the_gate(workdir, capsys):
@@ -116,17 +118,17 @@ def test_one_thread_instead_of_two_is_flagged_slower_and_fails_the_gate(workdir,
     [row] = list(csv.DictReader(io.StringIO(out)))
     assert (row["suite_a"], row["suite_b"], row["case"]) == (a, b, CASE)
     assert row["fit_verdict"] == "slower" and float(row["fit_ratio"]) > 1.3 and float(row["fit_low"]) > 1
-    assert err.startswith("mlcompare: --fail-slower 1.3: 1 case(s) of B more than 1.3× slower")
+    assert err.startswith("mlcompare: --fail-slower 1.3: 1 case(s) of B significantly more than 1.3× slower")
     assert f"  {CASE}: fit {float(row['fit_ratio']):.3g}× [" in err
 
-    # the numbers are the stored runs': B's median over A's, bounds that are ratios of two repeats
+    # the numbers are the stored runs': B's median over A's, bounds that are ratios of two processes' values
     client = MlflowClient()
     run_a, run_b = _case_run(client, a), _case_run(client, b)
     assert float(row["fit_ratio"]) == run_b.data.metrics["fit_time_s"] / run_a.data.metrics["fit_time_s"]
-    ratios = [x / y for x in _repeats(client, run_b.info.run_id) for y in _repeats(client, run_a.info.run_id)]
+    ratios = [x / y for x in _processes(client, run_b.info.run_id) for y in _processes(client, run_a.info.run_id)]
     for bound in (float(row["fit_low"]), float(row["fit_high"])):
         assert any(math.isclose(bound, r, rel_tol=1e-12) for r in ratios), (bound, sorted(ratios))
-    assert float(row["fit_level"]) >= 0.95 and (row["fit_a_repeats"], row["fit_b_repeats"]) == ("7", "7")
+    assert float(row["fit_level"]) >= 0.95 and (row["fit_a_processes"], row["fit_b_processes"]) == ("7", "7")
 
     # what differs is said first; without a gate the exit code is 0
     code, out, err = _compare(capsys, a, b)
@@ -161,10 +163,11 @@ def test_two_runs_of_the_same_settings_pass_and_the_comparison_is_logged_on_b(wo
 
 
 def test_bad_input_is_one_line_and_exit_2(workdir, capsys):
-    write(workdir / "forest.yaml", FOREST.replace("repeats: 7", "repeats: 2").replace("10000", "300"))
+    write(workdir / "forest.yaml", FOREST.replace("rounds: 7", "rounds: 1").replace("10000", "300"))
     write(workdir / "other.yaml", """\
         name: other
         repeats: 2
+        rounds: 1
         datasets: [{generator: regression, n_samples: 200, n_features: 3}]
         pairings: [linear_regression]
         implementations: [sklearn]

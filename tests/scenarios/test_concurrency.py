@@ -13,6 +13,7 @@ from mlcompare.tracking.writer import Recorder
 TWO_SUITES = """\
     name: together
     repeats: 1
+    rounds: 1
     datasets: [{generator: regression, n_samples: [100, 150, 200], n_features: 3}]
     pairings: [linear_regression]
     implementations: [sklearn, cuml]

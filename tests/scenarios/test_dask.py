@@ -20,6 +20,7 @@ pytest.importorskip("distributed", reason="the dask extra is not installed")
 TRAIN_ON_TWO_WORKERS = """\
     name: dask-two
     repeats: 2
+    rounds: 1
     datasets: [{generator: classification, n_samples: 3000, n_features: 8}]
     pairings:
       - pairing: gradient_boosting
@@ -31,6 +32,7 @@ TRAIN_ON_TWO_WORKERS = """\
 SPREAD = """\
     name: spread
     repeats: 2
+    rounds: 1
     datasets:
       - {generator: blobs, n_samples: 1500, n_features: 6, centers: 3}
       - {generator: classification, n_samples: 1500, n_features: 8}
@@ -125,6 +127,7 @@ def test_a_distributed_case_trains_on_an_existing_cluster_and_asks_no_more_worke
     write(workdir / "remote.yaml", f"""\
         name: remote-train
         repeats: 1
+        rounds: 1
         datasets: [{{generator: regression, n_samples: 2000, n_features: 6}}]
         pairings:
           - pairing: gradient_boosting_regressor

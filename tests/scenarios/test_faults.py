@@ -93,6 +93,7 @@ def test_a_baseline_stopped_by_its_time_limit_gives_a_lower_bound_on_the_speed_u
     write(workdir / "slow.yaml", """\
         name: slow
         repeats: 3
+        rounds: 1
         timeout_s: 10
         datasets: [{generator: regression, n_samples: 300, n_features: 3}]
         pairings:

@@ -145,13 +145,21 @@ file_contents = st.one_of(
 )
 
 
+def _one_line_each(exc: InputError) -> None:
+    """Every mistake found is one line of its own naming the file (several mistakes: several lines)."""
+    errors = getattr(exc, "errors", [exc])
+    lines = str(exc).splitlines()
+    assert len(lines) == len(errors) >= 1, str(exc)
+    for line, error in zip(lines, errors):
+        assert line == str(error) and line.startswith(error.source), line
+
+
 def _check_loaded(load) -> str:
     """Run a loader: an Experiment with cases that can be sent to a worker, or a one-line error."""
     try:
         experiment = load()
     except InputError as exc:
-        message = f"mlcompare: error: {exc}"
-        assert len(message.splitlines()) == 1, message
+        _one_line_each(exc)
         return "error"
     assert isinstance(experiment, Experiment)
     cases = experiment.cases()
@@ -254,7 +262,7 @@ def test_any_pairing_file_is_valid_or_one_line_of_error(scratch, doc, nasty):
     try:
         catalog = load_catalog(folder)
     except InputError as exc:
-        assert len(f"mlcompare: error: {exc}".splitlines()) == 1
+        _one_line_each(exc)
         event("error")
         return
     event("valid")
@@ -302,7 +310,8 @@ def argvs(draw, command: str) -> list[str]:
 
 def _files(folder: Path) -> dict[str, str]:
     valid = folder / "valid.yaml"
-    valid.write_text("name: one\nrepeats: 1\ndatasets: [{generator: regression, n_samples: 100, n_features: 2}]\n"
+    valid.write_text("name: one\nrepeats: 1\nrounds: 1\n"
+                     "datasets: [{generator: regression, n_samples: 100, n_features: 2}]\n"
                      "pairings: [linear_regression]\n")
     bad = folder / "bad.yaml"
     bad.write_text("name: bad\ndatasets: [{generator: moons, n_samples: 100, n_features: 2}]\n")
@@ -341,7 +350,7 @@ def test_any_command_line_parses_or_is_one_line_of_error(scratch, argv):
     else:
         assert code == 2, (argv, err.getvalue())
         lines = err.getvalue().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("mlcompare: error: "), (argv, err.getvalue())
+        assert lines and all(line.startswith("mlcompare: error: ") for line in lines), (argv, err.getvalue())
 
 
 # -- command lines, as real processes ----------------------------------------------------------
@@ -360,7 +369,7 @@ def test_real_runs_of_fuzzed_command_lines(argv):
         assert "Traceback" not in result.stderr, result.stderr
         if result.returncode == 2:
             lines = result.stderr.splitlines()
-            assert len(lines) == 1 and lines[0].startswith("mlcompare: error: "), result.stderr
+            assert lines and all(line.startswith("mlcompare: error: ") for line in lines), result.stderr
             if db.exists():
                 with sqlite3.connect(db) as conn:
                     assert conn.execute("select count(*) from runs").fetchone()[0] == 0

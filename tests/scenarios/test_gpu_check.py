@@ -49,6 +49,7 @@ def test_without_mlflow_or_a_gpu_it_probes_skips_each_check_with_a_reason_and_re
     experiment = write(workdir / "check.yaml", """\
         name: check
         repeats: 2
+        rounds: 1
         datasets: [{generator: classification, n_samples: 400, n_features: 5, order: [C, F]}]
         pairings: [gradient_boosting]
         implementations: [sklearn, xgboost_gpu]

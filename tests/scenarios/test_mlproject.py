@@ -19,7 +19,7 @@ MLFLOW = shutil.which("mlflow", path=str(Path(sys.executable).parent)) or shutil
 def test_mlflow_run_nests_the_cases_under_its_own_run(tmp_path):
     experiment = tmp_path / "one.yaml"
     experiment.write_text(
-        "name: one\nrepeats: 1\n"
+        "name: one\nrepeats: 1\nrounds: 1\n"
         "datasets: [{generator: regression, n_samples: 300, n_features: 3}]\n"
         "pairings: [linear_regression]\n")
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"

@@ -66,6 +66,7 @@ def test_suites_write_to_a_tracking_server_backed_by_postgresql(tracking_server,
     together = write(workdir / "together.yaml", """\
         name: together
         repeats: 1
+        rounds: 1
         datasets: [{generator: regression, n_samples: [100, 150], n_features: 3}]
         pairings: [linear_regression]
         implementations: [sklearn, cuml]

@@ -18,6 +18,7 @@ from mlcompare.report import plots, results
 EXPERIMENT = """\
     name: priced
     repeats: 2
+    rounds: 1
     threads: 1        # no OpenMP barriers to wait at on a busy 2-core machine: latencies stay small
     timeout_s: 300
     cost_per_hour: {cpu: 0.192, gpu: 3.67}

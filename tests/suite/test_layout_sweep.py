@@ -14,6 +14,7 @@ def test_a_layout_sweep_logs_the_order_and_compares_each_layout_with_its_own_bas
     write(workdir / "layouts.yaml", """\
         name: layouts
         repeats: 2
+        rounds: 1
         datasets: [{generator: regression, n_samples: 2000, n_features: 8, order: [C, F]}]
         pairings: [linear_regression]
         implementations: [sklearn, sklearnex]

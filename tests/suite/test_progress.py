@@ -13,6 +13,7 @@ from conftest import REPO, write
 ONE_CASE = """\
     name: one
     repeats: 1
+    rounds: 1
     datasets: [{generator: regression, n_samples: 200, n_features: 3}]
     pairings: [linear_regression]
     implementations: [sklearn, cuml]

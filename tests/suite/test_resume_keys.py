@@ -11,6 +11,7 @@ HOST = {"host.cpu_model": "Some CPU", "host.gpu": "none: no driver", "host.gpu_c
 TEXT = """\
 name: keys
 repeats: 2
+rounds: 1
 datasets: [{generator: regression, n_samples: [100, 200], n_features: 3}]
 pairings: [linear_regression]
 implementations: [sklearn, cuml]

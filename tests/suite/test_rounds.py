@@ -30,8 +30,21 @@ def test_rounds_pool_their_repeats_and_keep_the_worst_memory():
     assert m["fit_cold_time_s"] == pytest.approx(2.5)  # the median of the rounds' cold fits
     assert m["fit_peak_host_memory_mb"] == 32.0 and m["load_avg_1m_at_start"] == 2.5
     assert m["fit_time_rounds_cv"] == pytest.approx(statistics.stdev([1.1, 1.4]) / 1.25)  # the rounds' medians
-    assert m["fit_time_ci_level"] == pytest.approx(1 - 2 / 64)  # six pooled repeats: their range, 96.9 %
+    # the interval is over the two processes' medians (1.1, 1.4), never the six repeats pooled
+    assert pooled["fit_process_times"] == [1.1, 1.4] and m["fit_processes"] == 2
+    assert (m["fit_time_ci_low_s"], m["fit_time_ci_high_s"]) == (1.1, 1.4)
+    assert m["fit_time_ci_level"] == pytest.approx(0.5)  # two processes: their range covers the median half the time
     assert pooled["model_time_s"] == 2.0
+
+
+def test_one_process_has_a_range_and_no_level():
+    """Three repeats in one process are not three draws of the next run: no interval is logged,
+    and the record says why."""
+    pooled = pool_rounds([_round([1.0, 1.2, 1.1], 2.0, 30.0)])
+    m = pooled["metrics"]
+    assert not any(name.startswith(("fit_time_ci", "predict_time_ci")) for name in m), m
+    assert (m["fit_time_min_s"], m["fit_time_s"]) == (1.0, 1.1) and m["fit_processes"] == 1
+    assert pooled["interval_note"].startswith("one process: no interval across runs")
 
 
 def test_a_failed_round_fails_the_case():
@@ -79,15 +92,32 @@ def test_each_case_runs_in_fresh_processes_in_shuffled_order(workdir, faults):
     assert result.returncode == 0, result.stderr
     fits = [line.split() for line in (workdir / "faults" / "fits").read_text().splitlines()]
     processes = defaultdict(list)
-    for label, pid in fits:
+    for label, pid, _ in fits:
         processes[label].append(pid)
     for label in "ab":
         assert len(set(processes[label])) == 4  # four rounds, four processes
         assert all(processes[label].count(pid) == 3 for pid in set(processes[label]))  # cold + 2 warm each
-    firsts = [label for i, (label, pid) in enumerate(fits) if i % 6 == 0]  # who started each round
+    firsts = [label for i, (label, pid, _) in enumerate(fits) if i % 6 == 0]  # who started each round
     assert firsts != ["a"] * 4  # the baseline is not always first
     runs = {r.data.params["implementation"]: r for r in store_runs("rounds") if "mlflow.parentRunId" in r.data.tags}
     for run in runs.values():
         assert run.data.params["rounds"] == "4"
         assert run.data.metrics["fit_repeats"] == 8 and "fit_time_rounds_cv" in run.data.metrics
-    assert runs["b"].data.metrics["speedup_fit_ci_level"] >= 0.95  # 8 pooled repeats against 8
+        assert run.data.metrics["fit_processes"] == 4
+    assert runs["b"].data.metrics["speedup_fit_ci_level"] == pytest.approx(1 - 2 / 70)  # 4 processes against 4
+
+
+def test_the_rounds_are_spread_over_the_whole_suite(workdir, faults):
+    """Two comparison groups (two sizes), three rounds: every case's round 1 before any round 2,
+    so each case's processes sample the whole time the suite runs, not one moment of it."""
+    write(workdir / "spread.yaml", ROUNDS.replace("rounds: 4", "rounds: 3").replace(
+        "n_samples: 300", "n_samples: [300, 400]"))
+    result = run_cli("run", "spread.yaml", cwd=workdir, env=faults)
+    assert result.returncode == 0, result.stderr
+    fits = [line.split() for line in (workdir / "faults" / "fits").read_text().splitlines()]
+    processes = list(dict.fromkeys((label, rows, pid) for label, pid, rows in fits))  # in the order they ran
+    assert len(processes) == 4 * 3
+    cases = [(label, rows) for label, rows, _ in processes]
+    for number in range(3):  # each block of four processes is one round of all four cases
+        assert sorted(cases[4 * number:4 * number + 4]) == sorted(set(cases)), cases
+    assert "round 1/3 done in " in result.stderr and "round 2/3 done in " in result.stderr

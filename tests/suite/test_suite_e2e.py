@@ -60,7 +60,9 @@ def test_cases_that_ran_have_params_times_and_quality(suite_store):
         assert run.info.status == "FINISHED"
         assert run.data.params["dtype"] == "float32"
         history = client.get_metric_history(run.info.run_id, "fit_time_repeat_s")
-        assert sorted(m.step for m in history) == [0, 1]
+        assert sorted(m.step for m in history) == [0, 1, 2, 3]  # 2 repeats in each of 2 processes
+        processes = client.get_metric_history(run.info.run_id, "fit_time_process_s")
+        assert sorted(m.step for m in processes) == [0, 1]
         if run.data.params["implementation"] == "sklearn":
             assert run.data.metrics["speedup_fit"] == 1.0
     xgb = next(r for r in ran if r.data.params["implementation"] == "xgboost_cpu")
@@ -119,7 +121,7 @@ def test_a_fit_shorter_than_the_clock_holds_is_timed_in_loops_on_the_run_and_in_
                   and r.data.params["implementation"] == "sklearn")
     m = linear.data.metrics
     assert m["fit_loops"] > 1 and m["fit_time_s"] < SHORT_CALL_S
-    assert len(client.get_metric_history(linear.info.run_id, "fit_time_repeat_s")) == 2  # repeats: 2 values
+    assert len(client.get_metric_history(linear.info.run_id, "fit_time_repeat_s")) == 4  # 2 repeats × 2 processes
     long_fit = next(r for r in runs if r.data.params.get("implementation") == "sklearn"
                     and r.data.params["pairing"] == "random_forest")
     assert long_fit.data.metrics["fit_loops"] == 1 and long_fit.data.metrics["fit_time_s"] >= SHORT_CALL_S
@@ -157,7 +159,7 @@ def test_implementations_flag_limits_the_cases(workdir, small_experiment):
 def test_default_store_is_mlflow_db_in_the_working_directory(tmp_path):
     """With no MLFLOW_TRACKING_URI, runs land in ./mlflow.db, where `mlflow ui` looks."""
     (tmp_path / "one.yaml").write_text(
-        "name: one\nrepeats: 1\ndatasets: [{generator: regression, n_samples: 100, n_features: 2}]\n"
+        "name: one\nrepeats: 1\nrounds: 1\ndatasets: [{generator: regression, n_samples: 100, n_features: 2}]\n"
         "pairings: [linear_regression]\nimplementations: [sklearn]\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
     env["MLCOMPARE_DATA_DIR"] = str(tmp_path / "data")
@@ -199,7 +201,7 @@ def test_system_metrics_are_sampled_on_request(workdir):
     the last one logged when the suite ends (MLflow's own monitor logged none before its first
     interval was over)."""
     (workdir / "one.yaml").write_text(
-        "name: sysm\nrepeats: 3\nsystem_metrics: true\n"
+        "name: sysm\nrepeats: 3\nrounds: 1\nsystem_metrics: true\n"
         "datasets: [{generator: classification, n_samples: 3000, n_features: 10}]\n"
         "pairings: [random_forest]\nimplementations: [sklearn]\n")
     result = run_cli("run", "one.yaml", cwd=workdir)
@@ -239,12 +241,16 @@ def test_every_case_that_ran_carries_what_its_numbers_mean(suite_store):
     for run in ran:
         p, m, t = run.data.params, run.data.metrics, run.data.tags
         assert int(p["training_rows"]) == int(p["n_samples"]) * 3 // 4  # test_size 0.25
-        assert p["rounds"] == "1"
+        assert p["rounds"] == "2" and m["fit_processes"] == 2
         assert t["timing_stability"] == "stable" or t["timing_stability"].startswith("noisy: ")
         assert t["memory_method"] == "high-water mark"
         assert m["predict_cold_time_s"] > 0 and "predict_time_ci_level" in m
         assert m["fit_time_ci_low_s"] <= m["fit_time_s"] <= m["fit_time_ci_high_s"]
-        assert m["fit_time_ci_level"] == pytest.approx(0.5)  # two repeats: the range covers the median half the time
+        assert m["fit_time_ci_level"] == pytest.approx(0.5)  # two processes: their range holds the median half the time
         assert "load_avg_1m_at_start" in m
     compared = [r for r in ran if r.data.params["implementation"] == "xgboost_cpu"]
     assert compared and all(r.data.metrics["speedup_fit_ci_level"] == pytest.approx(2 / 3) for r in compared)
+    for run in compared:  # the intervals are over the two processes a side, never the four repeats
+        (client, *_), m = suite_store, run.data.metrics
+        processes = [h.value for h in client.get_metric_history(run.info.run_id, "fit_time_process_s")]
+        assert len(processes) == 2 and m["fit_time_ci_low_s"] == min(processes)

@@ -184,7 +184,7 @@ def test_a_worker_started_before_the_file_is_read_imports_the_base_first_and_ser
 def test_an_early_worker_goes_when_the_suite_has_no_cpu_case_for_it(tmp_path, workdir):
     warm = isolation.start_warm_worker_early()
     server = psutil.Process(warm.pid)
-    gpu_only = write(workdir / "gpu.yaml", "name: gpu\nrepeats: 1\ndatasets: [{dataset: diabetes}]\n"
+    gpu_only = write(workdir / "gpu.yaml", "name: gpu\nrepeats: 1\nrounds: 1\ndatasets: [{dataset: diabetes}]\n"
                                            "pairings: [linear_regression]\nimplementations: [cuml]\n")
     experiment = load_experiment(gpu_only)
     assert {case.implementation.device for case in experiment.cases()} == {"gpu"}
@@ -203,7 +203,7 @@ def test_a_refused_file_leaves_no_warm_worker_behind(workdir, monkeypatch):
         return warm
 
     monkeypatch.setattr(isolation, "start_warm_worker_early", recording)
-    bad = write(workdir / "bad.yaml", "name: bad\nrepeats: 0\ndatasets: [{dataset: diabetes}]\n"
+    bad = write(workdir / "bad.yaml", "name: bad\nrepeats: 0\nrounds: 1\ndatasets: [{dataset: diabetes}]\n"
                                       "pairings: [linear_regression]\n")
     code, _, err = main_here("run", str(bad))
     assert code == 2 and "repeats" in err and len(started) == 1

@@ -111,6 +111,7 @@ def test_an_error_in_the_suite_writes_what_was_queued_first(workdir, faults_here
 STALLED = """\
     name: stalled
     repeats: 1
+    rounds: 1
     datasets: [{generator: regression, n_samples: [200, 300, 400], n_features: 3}]
     pairings: [linear_regression]
     implementations: [sklearn, cuml, cuml_accel]
@@ -121,7 +122,8 @@ STALLED = """\
 def test_a_signal_while_the_store_is_stalled_loses_no_run(workdir, signum):
     """Another process holds the store's write lock, so the writer is stuck mid-write with runs
     queued behind it; the suite is stopped then. It writes every run it reported before it
-    exits: one per `[k/N]` line, none left RUNNING."""
+    exits: as many as the last `[k/N]` line counted (the skips of cuml and cuml_accel, said once
+    before the cases, are counted there too), none left RUNNING."""
     path = write(workdir / "stalled.yaml", STALLED)
     proc = start_cli("run", str(path), cwd=workdir)
     lines: list[str] = []
@@ -138,7 +140,7 @@ def test_a_signal_while_the_store_is_stalled_loses_no_run(workdir, signum):
     holder = sqlite3.connect(workdir / "mlflow.db", isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN EXCLUSIVE")  # the writer's next write waits (retried while locked)
     try:
-        wait_for("[6/9]")  # the cases at 300 rows reported; the suite waits for the writer to start the next
+        wait_for("[4/9]")  # the cases at 300 rows reported; the suite waits for the writer to start the next
         time.sleep(1)
         if signum == signal.SIGINT:
             os.killpg(proc.pid, signum)  # Ctrl-C at a terminal: the whole foreground group
@@ -152,10 +154,10 @@ def test_a_signal_while_the_store_is_stalled_loses_no_run(workdir, signum):
     proc.wait(timeout=300)
     reader.join(timeout=10)
     assert proc.returncode == 128 + signum, "".join(lines)
-    reported = [line for line in lines if line.startswith("[")]
+    reported = max(int(line[1:].split("/")[0]) for line in lines if line.startswith("["))
     runs = store_runs("stalled")
     children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
-    assert len(children) == len(reported) >= 7, "".join(lines)
+    assert len(children) == reported >= 7, "".join(lines)
     assert not [r for r in runs if r.info.status == "RUNNING"]
     assert [r.info.status for r in runs if "mlflow.parentRunId" not in r.data.tags] == ["KILLED"]
     assert sorted(r.data.tags["case_status"] for r in children).count("killed") == 1

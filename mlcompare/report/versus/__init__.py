@@ -1,7 +1,8 @@
 """Two suites compared: did the new version, the other machine or the other setting make it faster?
 
 `table` matches the cases two suites share and compares each (B over A: fit and predict
-time with exact intervals from the repeats, the main quality metric) and lists what
+time with exact intervals over the processes of both runs, verdicts controlled as one
+family, the main quality metric) and lists what
 differs between the suites; `render` writes the comparison in
 `mlcompare report`'s formats; `plot` draws B/A per case. Used by `mlcompare compare` and
 by `mlcompare run --compare-to`, which attaches `artifacts` to the new suite's parent run.
@@ -10,10 +11,17 @@ by `mlcompare run --compare-to`, which attaches `artifacts` to the new suite's p
 from __future__ import annotations
 
 from mlcompare.report.versus.render import FORMATS, render, summary_line
-from mlcompare.report.versus.table import SuiteComparison, compare_suites, slower_than, worse_than
+from mlcompare.report.versus.table import (
+    SuiteComparison,
+    compare_suites,
+    slower_than,
+    undecided_for_quality,
+    undecided_for_slower,
+    worse_than,
+)
 
 __all__ = ["FORMATS", "SuiteComparison", "artifacts", "compare_suites", "render", "slower_than",
-           "summary_line", "worse_than"]
+           "summary_line", "undecided_for_quality", "undecided_for_slower", "worse_than"]
 
 #: Where the comparison goes on B's parent run (`mlcompare run --compare-to A`).
 FOLDER = "compare"

@@ -18,7 +18,7 @@ _OTHER = "#7f7f7f"
 
 
 def comparison_plot(comparison: SuiteComparison, fail_slower: float | None = None) -> bytes:
-    """A panel per timed quantity both suites measured (fit; predict when its repeats were
+    """A panel per timed quantity both suites measured (fit; predict when its processes were
     kept): a point per shared case at B/A, its interval as a bar, coloured by verdict;
     the dashed line at 1 is 'as fast', the dotted one the --fail-slower ratio."""
     from matplotlib.figure import Figure
@@ -37,9 +37,9 @@ def comparison_plot(comparison: SuiteComparison, fail_slower: float | None = Non
     levels = rows[[f"{name}_level" for name, _, _ in TIMES]].stack().dropna()
     level = f"; bars: exact intervals, {levels.min() * 100:.3g} % or more" if not levels.empty else ""
     open_ = any(part[f"{name}_low"].isna().any() for name, part in panels)
+    note = "; open circles: no interval (too few processes)" if open_ else ""
     fig.suptitle(f"B = {_short(comparison.b)} over A = {_short(comparison.a)}\n"
-                 f"log scale, > 1 is slower{level}" + ("; open circles: no repeats kept" if open_ else ""),
-                 fontsize=10)
+                 f"log scale, > 1 is slower{level}{note}", fontsize=10)
     return _png(fig)
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 
 from mlcompare.report.render import markdown_table
 from mlcompare.report.table import number_text
-from mlcompare.report.versus.table import TIMES, UNTESTED, SuiteComparison, suite_line
+from mlcompare.report.versus.table import FAMILY_METHOD, TIMES, UNTESTED, SuiteComparison, suite_line
 
 
 def header_lines(comparison: SuiteComparison) -> list[str]:
@@ -27,19 +27,22 @@ def header_lines(comparison: SuiteComparison) -> list[str]:
 
 
 def legend(comparison: SuiteComparison) -> str:
-    level = f"{comparison.confidence * 100:.3g} %"
-    return (f"B/A: B's median time over A's (> 1: B is slower). Interval: the exact Mann–Whitney (Hodges–Lehmann) "
-            f"interval of that factor from the repeats of both runs, with the coverage it has. Verdict: slower or "
-            f"faster when the interval at {level} or more excludes 1, else no change; 'too few repeats' when no "
-            f"interval reaches {level} (3 repeats against 3 reach 90 % at most). Quality: the pairing's main metric, "
-            f"A → B, worse or better beyond the tolerance shown.")
+    rate = f"{comparison.false_call_rate * 100:.3g} %"
+    return (f"B/A: B's median time over A's (> 1: B is slower), each the median of one summary per process (the "
+            f"median of that process's repeats). Interval: the exact Mann–Whitney (Hodges–Lehmann) interval of "
+            f"that factor over the processes of both runs, with the coverage it has and the processes it was taken "
+            f"over (B vs A). Verdict: the exact Mann–Whitney test of the processes, every test of this comparison "
+            f"adjusted together ({FAMILY_METHOD}): slower or faster where the adjusted p is at most {rate}, so "
+            f"that false calls are at most {rate} of the calls, and, when nothing changed, the chance of any call "
+            f"is at most {rate}; 'too few processes' where they can never reach it (3 against 3: p ≥ 0.1). "
+            f"Quality: the pairing's main metric, A → B, worse or better beyond the tolerance shown.")
 
 
 def cells(comparison: SuiteComparison) -> pd.DataFrame:
     """A row per shared case, as display strings."""
     rows = comparison.rows
     timed = [name for name, _, _ in TIMES if rows[f"{name}_ratio"].notna().any()] or ["fit"]
-    # a quantity no run kept the repeats of has medians only: no interval, no verdict
+    # a quantity no run kept the processes of has medians only: no interval, no verdict
     tested = {name for name in timed if rows[f"{name}_level"].notna().any()} | {"fit"}
     out = []
     for r in rows.to_dict("records"):
@@ -68,7 +71,7 @@ def _interval(r: dict, name: str) -> str:
     if pd.isna(r[f"{name}_low"]):
         return ""
     return (f"{r[f'{name}_low']:.3g}–{r[f'{name}_high']:.3g} ({r[f'{name}_level'] * 100:.3g} %, "
-            f"{int(r[f'{name}_b_repeats'])} vs {int(r[f'{name}_a_repeats'])})")
+            f"{int(r[f'{name}_b_processes'])} vs {int(r[f'{name}_a_processes'])} processes)")
 
 
 def _quality(r: dict) -> str:
@@ -91,6 +94,13 @@ def summary_line(comparison: SuiteComparison) -> str:
     quality = rows["quality_verdict"].dropna().value_counts()
     if not quality.empty:
         parts.append("quality: " + ", ".join(f"{n} {v}" for v, n in quality.items()))
+    family = comparison.family()
+    rate = f"{comparison.false_call_rate * 100:.3g} %"
+    parts.append(f"{family['calls']} call{'s' if family['calls'] != 1 else ''} in {family['tests']} timing "
+                 f"test{'s' if family['tests'] != 1 else ''} ({FAMILY_METHOD} at {rate}: false calls at most "
+                 f"{rate} of the calls; with nothing changed, any call at all has a chance of at most {rate})"
+                 + (f", {family['undecided']} undecided (too few processes, or none kept)"
+                    if family["undecided"] else ""))
     return (f"{len(rows)} shared case{'s' if len(rows) != 1 else ''}; " + "; ".join(parts) +
             f"; {len(comparison.only_a)} only in A, {len(comparison.only_b)} only in B")
 

@@ -9,9 +9,17 @@ differences instead. A parameter only one side logged (a new release added it) i
 too, and does not keep the cases apart.
 
 For each shared case: B's median fit time over A's, the exact Mann–Whitney interval of
-that factor from both runs' repeats (`measure.stats.ratio_interval`, the speed-up's
-interval) and a verdict at the asked level; the same for predict time where both runs
-kept its repeats; and the main quality metric of both, with a verdict against a tolerance.
+that factor from one summary per process of both runs (`measure.stats.ratio_interval`, the
+speed-up's interval) and a verdict; the same for predict time; and the main quality
+metric of both, with a verdict against a tolerance.
+
+The verdicts are one family. Each timing test has its exact Mann–Whitney p-value over the
+processes (repeats inside one process are not independent draws of the next run), and the
+p-values of every test the comparison makes are adjusted together by Benjamini–Hochberg:
+a change is called where the adjusted p is at most 1 − the confidence. That keeps the
+expected share of false calls among the calls at most that much, and, when nothing
+changed at all (an A/A comparison), the chance of even one call. A test whose processes
+are too few to ever reach that p (three against three: 0.1) is "too few processes".
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ import pandas as pd
 
 from mlcompare.data.cache import human_count
 from mlcompare.measure.quality import DEFAULT_TOLERANCE, HIGHER_IS_BETTER, METRICS, quality_delta
-from mlcompare.measure.stats import ratio_interval
+from mlcompare.measure.stats import benjamini_hochberg, mann_whitney_u, rank_test, ratio_interval, smallest_p
 from mlcompare.records import Status
 from mlcompare.report import results
 
@@ -43,19 +51,23 @@ SUITE_PARAMS = ("suite_threads", "suite_thread_sweep", "suite_repeats", "suite_r
                 "suite_timeout_s", "suite_file_sha256")
 SUITE_TAG_PREFIXES = ("host.", "version.", "mlcompare.git_")
 
-#: Timing verdicts. "too few repeats": no interval reaches the asked level; "no repeats kept":
-#: a run logged its median only (predict times before their history was kept).
-FASTER, SLOWER, SAME, TOO_FEW, UNTESTED = "faster", "slower", "no change", "too few repeats", "no repeats kept"
+#: Timing verdicts. "too few processes": under two processes a side, or too few for their
+#: p-value to ever reach the level; "no processes kept": a run logged no per-process times
+#: (one recorded before they were kept).
+FASTER, SLOWER, SAME, TOO_FEW, UNTESTED = "faster", "slower", "no change", "too few processes", "no processes kept"
+#: How the family of timing tests is controlled, as said in every output.
+FAMILY_METHOD = "Benjamini–Hochberg"
 #: Quality verdicts.
 BETTER, WORSE, EQUAL = "better", "worse", "same"
 
-#: Timed quantities compared: (name in the frame, median metric, repeat history).
-TIMES = (("fit", "fit_time_s", "fit_time_repeat_s"), ("predict", "predict_time_s", "predict_time_repeat_s"))
+#: Timed quantities compared: (name in the frame, median metric, per-process history).
+TIMES = (("fit", "fit_time_s", "fit_time_process_s"), ("predict", "predict_time_s", "predict_time_process_s"))
 
 COLUMNS = ("case", "pairing", "implementation", "dataset", "device", "a_run_id", "b_run_id", "a_status",
            "b_status", "status_verdict",
            *(f"{t}_{c}" for t, _, _ in TIMES for c in ("a_s", "b_s", "ratio", "low", "high", "level",
-                                                      "a_repeats", "b_repeats", "verdict")),
+                                                      "a_processes", "b_processes", "p", "p_adjusted",
+                                                      "verdict")),
            "main_metric", "quality_a", "quality_b", "quality_delta", "quality_tolerance", "quality_verdict")
 
 
@@ -72,6 +84,20 @@ class SuiteComparison:
     differences: list[str] = field(default_factory=list)
     case_differences: list[str] = field(default_factory=list)
     fail_slower: float | None = None  # the --fail-slower ratio, drawn on the plot
+    #: per row of `rows`, per timed quantity: (A's, B's) per-process times, for the gates
+    samples: list[dict[str, tuple[list[float], list[float]]]] = field(default_factory=list, repr=False)
+
+    @property
+    def false_call_rate(self) -> float:
+        """The rate the family of verdicts is held to: 1 − the confidence."""
+        return 1 - self.confidence
+
+    def family(self) -> dict[str, int]:
+        """How many timing tests the verdicts made, called, and could not decide."""
+        verdicts = [v for name, _, _ in TIMES for v in self.rows[f"{name}_verdict"] if isinstance(v, str) and v]
+        return {"tests": sum(v in (FASTER, SLOWER, SAME) for v in verdicts),
+                "calls": sum(v in (FASTER, SLOWER) for v in verdicts),
+                "undecided": sum(v in (TOO_FEW, UNTESTED) for v in verdicts)}
 
 
 def compare_suites(a: StoredSuite, b: StoredSuite, confidence: float = 0.95,
@@ -84,9 +110,12 @@ def compare_suites(a: StoredSuite, b: StoredSuite, confidence: float = 0.95,
     """
     pairs, only_a, only_b = match_cases(a.cases, b.cases)
     rows = [_row(ra, rb, confidence, quality_tolerance) for ra, rb in pairs]
+    _judge_family(rows, 1 - confidence)
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    samples = [{name: (ra.history.get(history, []), rb.history.get(history, [])) for name, _, history in TIMES}
+               for ra, rb in pairs]
     return SuiteComparison(a, b, confidence, frame, only_a, only_b, suite_differences(a, b),
-                           case_differences(pairs))
+                           case_differences(pairs), samples=samples)
 
 
 # -- matching -------------------------------------------------------------------------------
@@ -167,36 +196,44 @@ def _row(a: StoredRun, b: StoredRun, confidence: float, tolerance: float | None)
     return row
 
 
-def timing(a_median: float | None, b_median: float | None, a_times: list[float], b_times: list[float],
+def timing(a_median: float | None, b_median: float | None, a_processes: list[float], b_processes: list[float],
            confidence: float) -> dict[str, Any]:
-    """B's median over A's, the interval of the factor from the repeats, and the verdict."""
-    out: dict[str, Any] = {"a_s": _num(a_median), "b_s": _num(b_median), "a_repeats": len(a_times),
-                           "b_repeats": len(b_times), "ratio": math.nan, "low": math.nan, "high": math.nan,
-                           "level": math.nan, "verdict": ""}
+    """B's median over A's, the interval of the factor and the exact p-value of "no change",
+    both over one summary per process; the verdict is left to the family (`_judge_family`),
+    but where the processes are too few ("too few processes") or missing ("no processes kept")."""
+    out: dict[str, Any] = {"a_s": _num(a_median), "b_s": _num(b_median), "a_processes": len(a_processes),
+                           "b_processes": len(b_processes), "ratio": math.nan, "low": math.nan, "high": math.nan,
+                           "level": math.nan, "p": math.nan, "p_adjusted": math.nan, "verdict": ""}
     if not (out["a_s"] > 0 and out["b_s"] > 0):
         return out
     out["ratio"] = out["b_s"] / out["a_s"]
-    if not a_times or not b_times:
+    if not a_processes or not b_processes:
         out["verdict"] = UNTESTED
         return out
-    interval = ratio_interval(b_times, a_times, confidence)
-    if interval is None:
+    interval = ratio_interval(b_processes, a_processes, confidence)
+    if interval is not None:
+        out.update(low=interval.low, high=interval.high, level=interval.level)
+    if interval is None or smallest_p(len(b_processes), len(a_processes)) > 1 - confidence + 1e-12:
         out["verdict"] = TOO_FEW
         return out
-    out.update(low=interval.low, high=interval.high, level=interval.level)
-    out["verdict"] = verdict(interval.low, interval.high, interval.level, confidence)
+    out["p"] = rank_test(b_processes, a_processes)
+    out["u_above_half"] = mann_whitney_u(b_processes, a_processes) > len(a_processes) * len(b_processes) / 2
     return out
 
 
-def verdict(low: float, high: float, level: float, confidence: float) -> str:
-    """Slower when the interval lies above 1, faster below, at a level of at least `confidence`."""
-    if level < confidence - 1e-12:
-        return TOO_FEW
-    if low > 1:
-        return SLOWER
-    if high < 1:
-        return FASTER
-    return SAME
+def _judge_family(rows: list[dict[str, Any]], rate: float) -> None:
+    """Verdicts for every timing test with a p-value, adjusted together (Benjamini–Hochberg at `rate`):
+    slower or faster (the side the processes lie on) where the adjusted p is at most `rate`."""
+    tests = [(row, name) for row in rows for name, _, _ in TIMES if not math.isnan(row.get(f"{name}_p", math.nan))]
+    adjusted = benjamini_hochberg([row[f"{name}_p"] for row, name in tests])
+    for (row, name), p in zip(tests, adjusted):
+        row[f"{name}_p_adjusted"] = p
+        row[f"{name}_verdict"] = SAME if p > rate + 1e-12 else _side(row, name)
+
+
+def _side(row: dict[str, Any], name: str) -> str:
+    """Slower when B's processes lie above A's (Mann–Whitney's U above its middle), else faster."""
+    return SLOWER if row[f"{name}_u_above_half"] else FASTER
 
 
 def quality(metric: str, a: float, b: float, tolerance: float | None) -> dict[str, Any]:
@@ -280,15 +317,48 @@ def suite_line(suite: StoredSuite, letter: str) -> str:
 # -- gates ----------------------------------------------------------------------------------
 
 def slower_than(comparison: SuiteComparison, ratio: float) -> pd.DataFrame:
-    """Shared cases slower than `ratio`, significantly: in fit or predict time, B/A above
-    `ratio` and the verdict "slower" (its interval above 1 at the asked level), as asv's
-    `--factor`; and cases that ran in A but failed in B."""
-    rows = comparison.rows
-    slow = pd.Series(False, index=rows.index)
-    for name, _, _ in TIMES:
-        slow |= (rows[f"{name}_verdict"] == SLOWER) & (rows[f"{name}_ratio"] > ratio)
+    """Shared cases slower than `ratio`, significantly, as asv's `--factor` asks, and the cases
+    that ran in A but failed in B.
+
+    Each timed quantity of each case is one test of "B is at most `ratio` × A" against "more"
+    (the exact one-sided Mann–Whitney test of B's processes divided by `ratio` against A's),
+    and the tests are one family (Benjamini–Hochberg at 1 − the confidence): the chance that
+    identical code fails the gate at all is at most that. Cases the processes cannot decide
+    are `undecided_for_slower`."""
+    rows, rate = comparison.rows, comparison.false_call_rate
+    tests = [(i, a, [t / ratio for t in b]) for i, (_, r) in enumerate(rows.iterrows()) for name, _, _ in TIMES
+             for a, b in [comparison.samples[i][name] if i < len(comparison.samples) else ([], [])]
+             if _both_ran(r) and _decidable(a, b, rate, "greater")]
+    adjusted = benjamini_hochberg([rank_test(b, a, "greater") for _, a, b in tests])
+    slow_rows = {i for (i, _, _), p in zip(tests, adjusted) if p <= rate + 1e-12}
+    slow = pd.Series([i in slow_rows for i in range(len(rows))], index=rows.index, dtype=bool)
     failed = (rows["a_status"] == Status.OK) & rows["b_status"].isin([Status.FAILED, Status.KILLED])
     return rows[slow | failed]
+
+
+def undecided_for_slower(comparison: SuiteComparison) -> list[str]:
+    """'case (fit: 1 process against 1)': the timed quantities of cases that ran in both suites
+    but whose processes cannot reach the gate's level (none kept, or too few)."""
+    out = []
+    for i, (_, r) in enumerate(comparison.rows.iterrows()):
+        if not _both_ran(r):
+            continue
+        for name, metric, _ in TIMES:
+            a, b = comparison.samples[i][name] if i < len(comparison.samples) else ([], [])
+            measured = not pd.isna(r[f"{name}_a_s"]) and not pd.isna(r[f"{name}_b_s"])
+            if measured and not _decidable(a, b, comparison.false_call_rate, "greater"):
+                out.append(f"{r['case']} ({name}: {len(b)} process{'es' if len(b) != 1 else ''} in B against "
+                           f"{len(a)} in A)")
+    return out
+
+
+def _both_ran(row: pd.Series) -> bool:
+    return row["a_status"] == Status.OK and row["b_status"] == Status.OK
+
+
+def _decidable(a: list[float], b: list[float], rate: float, alternative: str) -> bool:
+    """Whether a test of these processes can reach `rate` at all."""
+    return len(a) >= 1 and len(b) >= 1 and smallest_p(len(b), len(a), alternative) <= rate + 1e-12
 
 
 def worse_than(comparison: SuiteComparison, delta: float) -> pd.DataFrame:
@@ -297,6 +367,11 @@ def worse_than(comparison: SuiteComparison, delta: float) -> pd.DataFrame:
     worse = [(-d if HIGHER_IS_BETTER.get(m, True) else d) > delta + 1e-12 if isinstance(m, str) and not pd.isna(d)
              else False for m, d in zip(rows["main_metric"], rows["quality_delta"])]
     return rows[pd.Series(worse, index=rows.index, dtype=bool)]
+
+
+def undecided_for_quality(comparison: SuiteComparison) -> list[str]:
+    """Cases that ran in both suites but lack the main metric on a side: the quality gate cannot judge them."""
+    return [r["case"] for _, r in comparison.rows.iterrows() if _both_ran(r) and pd.isna(r["quality_delta"])]
 
 
 def _num(value: float | None) -> float:
