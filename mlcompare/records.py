@@ -70,6 +70,7 @@ class CaseSpec(TypedDict, total=False):
     host_input: bool  # a GPU estimator that takes numpy arrays only and copies them itself (CatBoost)
     predict_batch_sizes: list[int]  # predict latency by batch size (`measure.latency`)
     predict_latency_budget_s: float
+    audit_keys: dict[str, str]  # the pairing's audited concepts -> this library's key for each
     progress_path: str  # where the worker marks the start and end of its first fit (set by isolation)
 
 
@@ -91,6 +92,7 @@ class CaseRecord(TypedDict, total=False):
     fit_host_times: list[float]
     predict_times: list[float]  # the warm predict (or transform) calls
     effective_params: dict[str, str]  # the estimator's parameters after fit (unset ones as the library used them)
+    audited: dict[str, str]  # the pairing's audited concepts as the fitted model reports them
     memory_method: str  # how fit_peak_host_memory_mb was taken: "high-water mark" or "sampled"
     ran_on: str
     threadpools: str
@@ -102,9 +104,11 @@ class CaseRecord(TypedDict, total=False):
     load_reader: str  # what read the cached dataset: "pyarrow" (host memory) or "cudf" (device memory)
     gpu_memory_method: str  # how fit_peak_gpu_memory_mb was measured (device.gpu_memory_meter)
     gpu_clock_reasons: str  # why the GPU's clocks were held down at the case's start and end (NVML)
-    energy_source: str  # what `fit_energy_j` summed (`measure.energy`)
-    energy_unavailable: str  # why there is no `fit_energy_j`
+    energy_source: str  # what `fit_energy_<kind>_j` summed (`measure.energy`)
+    energy_unavailable: str  # why there is no `fit_energy_<kind>_j`
     latency_note: str  # batch sizes left out of predict latency, and why
+    latency_calls: dict[str, list[float]]  # every timed latency call's seconds, by batch size (pooled over rounds)
+    cpu_others_note: str  # why `cpu_others_cores_during_timed` is missing (a block too short, no /proc/stat)
     # added by the suite
     pairing: str
     implementation: str

@@ -71,6 +71,8 @@ class Pairing:
     description: str = ""
     source: str = ""
     parity_tolerance: float = 0.0  # for the main metric (the first listed)
+    #: concept -> {implementation name or library: the key its fitted model reports it under}
+    audit: dict[str, dict[str, str]] = field(default_factory=dict)
     at: str = ""  # the field path of the pairing inside its source ("" for a whole file)
     plugin: str = ""  # entry-point name of the plugin that defines it, if any
 
@@ -101,6 +103,13 @@ class Pairing:
                 renamed = key in impl.rename
                 return self.field(f"implementations.{impl.name}.rename.{key}" if renamed else f"params.{key}")
         return self.field(f"implementations.{impl.name}")
+
+    def audit_keys(self, impl: Implementation) -> dict[str, str]:
+        """{concept: the key this implementation's fitted model reports it under}, for the
+        concepts its `audit:` table names it in (by implementation name, else by library)."""
+        root = impl.estimator.split(".", 1)[0]
+        found = {concept: names.get(impl.name, names.get(root)) for concept, names in self.audit.items()}
+        return {concept: key for concept, key in found.items() if key}
 
     def differences(self, impl: Implementation) -> list[str]:
         """What this implementation cannot match of the shared parameters, in words."""
@@ -185,6 +194,22 @@ class ImplementationModel(fields.Strict):
         return self
 
 
+def _audit_table(value: Any) -> dict:
+    """concept -> {implementation or library name: the key the fitted model reports it under}."""
+    value = fields.mapping(value or {})
+    for concept, names in value.items():
+        fields.within(f".{concept}", fields.identifier, concept)
+        fields.within(f".{concept}", fields.mapping, names)
+        for who, key in names.items():
+            if not isinstance(who, str) or not re.match(NAME_PATTERN, who):
+                fields.fail(f"{who!r}: an implementation or library name", f".{concept}.{who}")
+            fields.within(f".{concept}.{who}", fields.identifier, key)
+    return value
+
+
+AuditTable = fields.checked(dict[str, dict[str, str]], _audit_table)
+
+
 def _implementations(value: Any) -> dict:
     value = fields.mapping(value)
     if not value:
@@ -222,6 +247,9 @@ class PairingModel(fields.Strict):
     parity_tolerance: fields.Number(0.0) = fields.optional("how far the main metric may fall behind the "
                                                            "baseline's and still be ok (default: the metric's own)")
     description: fields.Text = Field("", description="what the pairing compares, in words")
+    audit: AuditTable = Field(default_factory=dict, description="the defaults that decide the work and the "
+                              "model, compared as each fitted model reports them: concept -> {implementation "
+                              "or library: its key}, e.g. l2: {sklearn: l2_regularization, xgboost: lambda}")
 
     @field_validator("metrics")
     @classmethod
@@ -265,6 +293,7 @@ class PairingModel(fields.Strict):
         return Pairing(name=self.name, task=self.task, metrics=metrics, params=dict(self.params),
                        implementations=impls, baseline=self.baseline or next(iter(impls)),
                        description=self.description, source=source, at=at, plugin=plugin,
+                       audit={concept: dict(names) for concept, names in self.audit.items()},
                        parity_tolerance=DEFAULT_TOLERANCE.get(metrics[0], 0.01) if tolerance is None else tolerance)
 
 

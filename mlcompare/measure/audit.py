@@ -141,6 +141,54 @@ def _booster_config(model: Any) -> dict[str, Any]:
     return flat
 
 
+def library_view(model: Any) -> dict[str, str]:
+    """The fitted model's parameters as its library reports them, defaults included, as strings:
+    what the fairness audit compares (never only what mlcompare passed).
+
+    XGBoost: the booster's saved configuration (`lambda`, `min_child_weight`, `eta`, `max_bin`,
+    ...); LightGBM: the resolved parameters written with the booster (`lambda_l2`,
+    `min_data_in_leaf`, ...); CatBoost: `get_all_params()` (`l2_leaf_reg`, `border_count`,
+    ...); anything else (scikit-learn, scikit-learn-intelex, cuML): `get_params()`, which
+    holds every constructor default.
+    """
+    view: dict[str, Any] = {}
+    try:
+        view.update(model.get_params(deep=False))
+    except Exception:  # noqa: BLE001 - an estimator without get_params: the library's record alone
+        pass
+    booster = getattr(model, "booster_", None)
+    if booster is not None and hasattr(booster, "model_to_string"):  # LightGBM
+        view.update(_lightgbm_parameters(booster.model_to_string()))
+    if hasattr(model, "get_all_params"):  # CatBoost
+        try:
+            view.update(model.get_all_params())
+        except Exception:  # noqa: BLE001 - not fitted: nothing resolved to read
+            pass
+    view.update(_booster_config(model))  # XGBoost: what the booster trained with
+    return {key: _short(value) for key, value in view.items() if not callable(value)}
+
+
+def _lightgbm_parameters(text: str) -> dict[str, str]:
+    """The `parameters:` section LightGBM writes after a model's trees: `[name: value]` lines."""
+    out: dict[str, str] = {}
+    if "\nparameters:\n" not in text:
+        return out
+    for line in text.split("\nparameters:\n", 1)[1].splitlines():
+        if line.startswith("end of parameters"):
+            break
+        if line.startswith("[") and line.endswith("]") and ": " in line:
+            key, value = line[1:-1].split(": ", 1)
+            out[key] = value
+    return out
+
+
+def audited(model: Any, keys: dict[str, str]) -> dict[str, str]:
+    """The pairing's audited concepts (`audit:` in its file) as this fitted model reports them:
+    {concept: value}, "not reported" where the library's view has no such key."""
+    view = library_view(model)
+    return {concept: view.get(key, "not reported") for concept, key in keys.items()}
+
+
 def fitted_counts(model: Any) -> dict[str, float]:
     """What the fit actually did, as metrics: `fit_iterations` (`n_iter_`, the largest when per
     class) and `fit_trees` (trees built), where the estimator says; compared across
@@ -153,6 +201,8 @@ def fitted_counts(model: Any) -> dict[str, float]:
         except (TypeError, ValueError):
             pass
     trees = _trees_built(model)
+    if trees is None and getattr(model, "tree_count_", None) is not None:  # CatBoost
+        trees = int(model.tree_count_)
     if trees is not None:
         out["fit_trees"] = float(trees)
     return out

@@ -16,9 +16,16 @@ from threadpoolctl import threadpool_limits
 
 from mlcompare.config.imports import ALLOWED_MODULE_PREFIXES, import_estimator
 from mlcompare.measure import cluster as dask_cluster
-from mlcompare.measure import device, energy, latency, memory, quality, quiet, stats, timing
+from mlcompare.measure import device, disturbance, energy, latency, memory, quality, quiet, stats, timing
 from mlcompare.measure import inputs as case_inputs
-from mlcompare.measure.audit import effective_params, fitted_counts, library_version, output_evidence, verify_device
+from mlcompare.measure.audit import (
+    audited,
+    effective_params,
+    fitted_counts,
+    library_version,
+    output_evidence,
+    verify_device,
+)
 from mlcompare.measure.threads import thread_pools, with_threads
 from mlcompare.pairings.tasks import EMBEDDING_SAMPLE, TASKS
 from mlcompare.records import CaseRecord, CaseSpec, Status
@@ -37,7 +44,8 @@ def run_case(spec: CaseSpec) -> CaseRecord:
     allowed = tuple(spec.get("allowed_modules") or ALLOWED_MODULE_PREFIXES)
     estimator_cls = import_estimator(spec["estimator"], allowed)
     # CPU implementations get exactly the experiment's thread count in every native pool
-    # (BLAS, OpenMP); GPU implementations keep the library's own host-side defaults.
+    # (BLAS, OpenMP); GPU implementations get it as their estimator's host-thread parameter
+    # (below), their native pools left to the library.
     limits = threadpool_limits(limits=threads) if threads and not on_gpu else contextlib.nullcontext()
     params, cluster_settings = dask_cluster.split_params(spec["params"])
     # a distributed implementation trains on a Dask cluster, started (or reached) here
@@ -53,7 +61,7 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     params = spec["params"] if params is None else params
     if cluster is not None:  # each worker's thread count is the cluster's business
         params = cluster.estimator_params(estimator_cls, params)
-    elif not on_gpu:
+    else:  # a GPU library's host-side threads too (XGBoost's n_jobs, CatBoost's thread_count): the baseline's
         params = with_threads(estimator_cls, params, spec.get("threads"))
     accelerated = bool(spec.get("accelerator"))
     # Device-resident inputs for GPU libraries; an accelerator takes numpy, as user code would,
@@ -83,6 +91,8 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     tree = cluster is not None and cluster.local  # a local cluster's workers are this process's children
     # this process's own device memory (never the device-wide figure): see device.gpu_memory_meter
     gpu_meter = device.gpu_memory_meter(spec["library"]) if sync else contextlib.nullcontext()
+    # what other processes take of the CPUs from here to the last timed call (`disturbance`)
+    others = disturbance.OtherProcesses(children=tree).start()
     # marked for the suite, which reads how long the first fit ran if it has to stop this process
     timing.mark(spec.get("progress_path"), timing.FIRST_FIT)
     with profile as accel_report, memory.FitMemory(children=tree) as host_peak, gpu_meter as gpu_memory:
@@ -120,6 +130,7 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     elif spec.get("predict_batch_sizes"):
         by_batch = latency.LatencyResult(note="not measured for distributed implementations")
 
+    others.stop()
     quiet.release()  # the last timed call is over: the suite's writer may use the cores now
 
     # 5. quality on the host, one shared function per metric, on the rows the outputs describe
@@ -128,7 +139,7 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         np.save(spec["predictions_path"], np.asarray(agree), allow_pickle=False)
     scores = quality.score_all(tuple(spec["metrics"]), y_true, outputs)
     metrics = {
-        **timing_metrics(fit_times, host_fit_times, predicting.times, transfer_in),
+        **timing_metrics(fit_times, host_fit_times, predicting.times, transfer_in, load),
         "fit_cold_time_s": cold, "transfer_time_s": transfer_in, "load_time_s": load,
         "fit_peak_host_memory_mb": host_peak.host_mb,
         "peak_host_memory_mb": memory.peak_rss_mb(),
@@ -142,7 +153,13 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         metrics["predict_cold_time_s"] = predicting.cold
     if gpu_mb is not None:
         metrics["fit_peak_gpu_memory_mb"] = gpu_mb
+    if others.cores is not None:
+        metrics["cpu_others_cores_during_timed"] = others.cores
     extra: dict[str, Any] = {"load_reader": inputs.reader, **fit_energy.record(), **by_batch.record()}
+    if by_batch.calls:  # pooled over the rounds by the suite (`suite.rounds`)
+        extra["latency_calls"] = {str(n): times for n, times in by_batch.calls.items()}
+    if others.note:
+        extra["cpu_others_note"] = others.note
     if gpu_memory is not None:
         extra["gpu_memory_method"] = gpu_memory.describe()
     if on_gpu:
@@ -162,6 +179,7 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         "fit_host_times": host_fit_times,
         "predict_times": predicting.times,
         "effective_params": effective_params(model),
+        "audited": audited(model, spec.get("audit_keys") or {}),
         "ran_on": ran_on,
         "memory_method": host_peak.method,
         "threadpools": cluster.thread_pools() if cluster is not None else thread_pools(),
@@ -174,9 +192,10 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
 
 
 def timing_metrics(fit_times: list[float], host_fit_times: list[float], predict_times: list[float],
-                   transfer_s: float) -> dict[str, float]:
+                   transfer_s: float, load_s: float = 0.0) -> dict[str, float]:
     """The timing metrics of this one process's repeats: summaries and the end-to-end time
-    (transfer, median fit, median predict). No interval: repeats inside one process are not
+    (load, transfer, median fit, median predict: with cuDF the copy to the device is in the
+    load, with pyarrow in the transfer). No interval: repeats inside one process are not
     independent draws of the next run; the suite takes intervals over processes
     (`mlcompare.suite.rounds`)."""
     fit = stats.summarise(fit_times)
@@ -187,7 +206,7 @@ def timing_metrics(fit_times: list[float], host_fit_times: list[float], predict_
         predict = stats.summarise(predict_times)
         out |= {"predict_time_s": predict["median"], "predict_time_cv": predict["cv"],
                 "predict_repeats": len(predict_times)}
-    out["end_to_end_time_s"] = transfer_s + out["fit_time_s"] + out.get("predict_time_s", 0.0)
+    out["end_to_end_time_s"] = load_s + transfer_s + out["fit_time_s"] + out.get("predict_time_s", 0.0)
     return out
 
 

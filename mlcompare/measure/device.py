@@ -19,7 +19,6 @@ import functools
 import importlib.util
 import os
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -372,21 +371,22 @@ class GpuMemory:
 
 
 @contextlib.contextmanager
-def gpu_memory_meter(library: str = "", interval_s: float = 0.005) -> Iterator[GpuMemory]:
-    """Measure the peak of this process's own device memory during the block.
-
-    Never the device-wide figure (another process, the suite's own CUDA context, would
-    count). The method, kept in `GpuMemory.method`:
+def gpu_memory_meter(library: str = "") -> Iterator[GpuMemory]:
+    """Measure the device memory the block (a case's timed cold fit) takes, with nothing beside
+    it: no thread samples while it runs. The method, kept in `GpuMemory.method`:
 
     - `rmm_statistics` for cuML and cuDF (RAPIDS libraries allocate through RMM, and route
       CuPy through it on import): the peak of RMM's statistics adaptor, which keeps its
-      own peak, so no thread samples (needs `init_device` to have switched it on);
-    - `nvml_process` for anything else (XGBoost has its own allocator): NVML's count of
-      this process's device memory, sampled every `interval_s` by a thread, growth over
-      the level at entry (so the CUDA context made before is not counted);
-    - `cupy_pool` where neither works: the bytes CuPy's pool holds at the end, after it was
-      emptied at entry (the pool never gives memory back by itself, so that is its peak);
-      it counts CuPy's allocations only.
+      own peak (needs `init_device` to have switched it on);
+    - `nvml_process_held` for anything else (XGBoost has its own caching allocator): NVML's
+      count of this process's device memory read before and after the block, the growth:
+      what the fit left held, which for a caching allocator that keeps what it took is its
+      peak, and otherwise a lower bound of it (the CUDA context, made before, is not counted);
+    - `nvml_device_held` where NVML cannot see this process (some containers, MIG): the
+      device-wide used memory before and after, the same growth, every process on the GPU
+      included;
+    - none where NVML cannot be read at all: no figure (never a CuPy-pool figure for a library
+      that does not allocate there).
     """
     result = GpuMemory()
     rapids = library.split(".", 1)[0] in ("cuml", "cudf")
@@ -401,24 +401,19 @@ def gpu_memory_meter(library: str = "", interval_s: float = 0.005) -> Iterator[G
             result.method, result.peak_mb = "rmm_statistics", popped.peak_bytes / 2**20
             result.parts["rmm peak"] = result.peak_mb
         return
-    sampler = _NvmlProcessSampler(interval_s)
-    if sampler.start():
+    handle = nvml_handle(0)
+    for method, read in (("nvml_process_held", process_gpu_memory), ("nvml_device_held", device_gpu_memory)):
+        before = read(handle) if handle is not None else None
+        if before is None:
+            continue
         try:
             yield result
         finally:
-            result.method, result.peak_mb = "nvml_process", sampler.stop() / 2**20
-        return
-    if "cupy" in sys.modules:
-        import cupy
-
-        pool = cupy.get_default_memory_pool()
-        pool.free_all_blocks()
-        start = pool.total_bytes()
-        try:
-            yield result
-        finally:
-            synchronize()
-            result.method, result.peak_mb = "cupy_pool", (pool.total_bytes() - start) / 2**20
+            synchronize()  # what the block queued has run: its memory is taken
+            after = read(handle)
+            if after is not None:
+                result.method, result.peak_mb = method, max(0, after - before) / 2**20
+                result.parts["held after the fit"] = result.peak_mb
         return
     yield result
 
@@ -446,38 +441,16 @@ def process_gpu_memory(handle: Any = None) -> int | None:
     return int(sum(mine)) if mine else None
 
 
-class _NvmlProcessSampler:
-    """Peak growth of `process_gpu_memory` over a block, sampled by a thread."""
-
-    def __init__(self, interval_s: float) -> None:
-        self.interval_s = interval_s
-        self._stop = threading.Event()
-        self._handle = nvml_handle(0)
-        self._start = self._peak = 0
-
-    def start(self) -> bool:
-        first = process_gpu_memory(self._handle) if self._handle is not None else None
-        if first is None:
-            return False
-        self._start = self._peak = first
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
-        return True
-
-    def _sample(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self._take()
-
-    def _take(self) -> None:
-        now = process_gpu_memory(self._handle)
-        if now is not None:
-            self._peak = max(self._peak, now)
-
-    def stop(self) -> int:
-        self._stop.set()
-        self._thread.join()
-        self._take()
-        return self._peak - self._start
+def device_gpu_memory(handle: Any = None) -> int | None:
+    """Bytes of device memory in use on this process's GPU by every process (NVML), or None."""
+    pynvml, _ = nvml()
+    handle = handle if handle is not None else nvml_handle(0)
+    if pynvml is None or handle is None:
+        return None
+    try:
+        return int(pynvml.nvmlDeviceGetMemoryInfo(handle).used)
+    except pynvml.NVMLError:
+        return None
 
 
 def gpu_memory_used() -> int:

@@ -8,9 +8,16 @@ divided by the number of fits. Neither counter is per process: NVML counts the w
 (its idle power and any other process on it included), RAPL the whole CPU sockets and
 their memory (every process on them, the harness's own short gaps between fits too).
 
-Where no counter can be read (no NVIDIA driver, no RAPL, counters readable by root only,
-a block too short for the counter to move), nothing is logged as a metric and
-`energy_unavailable` says why.
+The two cover different hardware, so they never share a name: `fit_energy_gpu_board_j`
+(NVML: the GPU board, its memory included, not the host CPU that feeds it) and
+`fit_energy_cpu_packages_dram_j` (RAPL: the CPU packages and their DRAM), each with its
+`fit_power_..._w`. A column that put one beside the other would favour the GPU side, whose
+host CPU is not counted.
+
+Where no counter can be read (no NVIDIA driver, no RAPL, counters readable by root only),
+or the block is shorter than MIN_UPDATES of the counter's update period (a counter read
+a tick apart measures its tick, not the fits), nothing is logged as a metric and
+`energy_unavailable` says why (raise `min_time_s` to lengthen the block).
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ POWERCAP = Path("/sys/class/powercap")
 #: The zones summed: each CPU package (cores, caches, uncore) and DRAM. `core` and `uncore`
 #: lie inside their package and `psys` (the whole platform) overlaps both: never added.
 _SUMMED = re.compile(r"^(package-\d+|dram)$")
+#: A block is measured only if it lasts at least this many of its counter's update periods.
+MIN_UPDATES = 3
 #: A zone's power when it publishes no limit to bound it by: more than any CPU package
 #: draws. Used only to decide whether a counter could have wrapped twice in one block.
 _ASSUMED_MAX_ZONE_W = 1000.0
@@ -102,6 +111,9 @@ def rapl_joules(zones: list[Zone], start: list[int], end: list[int]) -> float:
 
 
 class _Rapl:
+    kind = "cpu_packages_dram"
+    update_period_s = 0.001  # Intel documents an update about every millisecond
+
     def __init__(self, root: Path) -> None:
         self.zones = rapl_zones(root)
         counts: dict[str, int] = {}
@@ -123,6 +135,11 @@ class _Rapl:
 
 
 class _Nvml:
+    kind = "gpu_board"
+    #: Assumed, not yet measured here (no GPU has run): NVIDIA's boards refresh their power
+    #: readings tens of times a second; 0.1 s keeps a block of three updates on the safe side.
+    update_period_s = 0.1
+
     def __init__(self, gpus: int) -> None:
         try:
             found = device.nvml_gpus(gpus)
@@ -167,6 +184,12 @@ class Meter:
         self._seconds = time.perf_counter() - self._started
         if self.unavailable or exc[0] is not None:
             return
+        shortest = MIN_UPDATES * self._counter.update_period_s
+        if self._seconds < shortest:
+            self.unavailable = (f"the warm fits took {self._seconds * 1e3:.1f} ms, under {MIN_UPDATES} updates of the "
+                                f"{self._counter.kind} counter ({self._counter.update_period_s * 1e3:g} ms each): not "
+                                "measured; raise min_time_s to lengthen the block")
+            return
         try:
             end = self._counter.read()
             joules = self._counter.joules(self._start, end, self._seconds)
@@ -183,10 +206,12 @@ class Meter:
         self._joules = joules
 
     def metrics(self, fits: int) -> dict[str, float]:
-        """`fit_energy_j` (joules per warm fit) and `fit_power_w` (mean watts over the block)."""
+        """`fit_energy_<kind>_j` (joules per warm fit) and `fit_power_<kind>_w` (mean watts over
+        the block), `kind` naming what the counter covers: `gpu_board` or `cpu_packages_dram`."""
         if self._joules is None or fits < 1:
             return {}
-        return {"fit_energy_j": self._joules / fits, "fit_power_w": self._joules / self._seconds}
+        kind = self._counter.kind
+        return {f"fit_energy_{kind}_j": self._joules / fits, f"fit_power_{kind}_w": self._joules / self._seconds}
 
     def record(self) -> dict[str, str]:
         """The tag that says what was summed, or why there is no energy."""

@@ -1,13 +1,18 @@
-"""Thread control for CPU implementations: how many threads, and which native pools are loaded.
+"""Thread control: how many threads, and which native pools are loaded.
 
-CPU implementations get every physical core this process may use by default (hyper-threads
-do not speed up these fits), or the experiment's `threads`; `n_jobs` is set from it where a
-pairing leaves it open, and threadpoolctl limits the BLAS and OpenMP pools (in `case`).
+CPU implementations get one thread per physical core this process may use by default (as
+scikit-learn_bench does; whether hyper-threads would speed a given fit up is not assumed
+either way: sweep `threads: [...]` to see), or the experiment's `threads`; `n_jobs` is set
+from it where a pairing leaves it open, and threadpoolctl limits the BLAS and OpenMP pools
+(in `case`). GPU implementations get the same count for their host-side threads (XGBoost's
+`n_jobs`, CatBoost's `thread_count`), so that a GPU case is not handed more (or fewer) CPU
+threads than the CPU baseline it is compared with.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,29 +22,58 @@ from threadpoolctl import threadpool_info
 from mlcompare.config.imports import accepted_params
 
 
-def default_threads(cgroup_root: Path = Path("/sys/fs/cgroup")) -> int:
-    """Every physical core this process may use (hyper-threads don't speed up these fits):
-    no more than the CPUs it may run on, nor than its control group's CPU quota (a container
-    given 2 CPUs of a 64-core host must not start 64 threads)."""
-    physical = psutil.cpu_count(logical=False) or psutil.cpu_count() or 1
-    usable = len(psutil.Process().cpu_affinity()) if hasattr(psutil.Process, "cpu_affinity") else physical
+def default_threads(cgroup_root: Path = Path("/sys/fs/cgroup"),
+                    topology: Path = Path("/sys/devices/system/cpu")) -> int:
+    """One thread per physical core among the CPUs this process may run on (its affinity mask),
+    and no more than its control groups' CPU quota (a container given 2 CPUs of a 64-core
+    host must not start 64 threads)."""
+    usable = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    physical = physical_cores(usable, topology)
     quota = cgroup_cpu_limit(cgroup_root)
-    return max(1, min(physical, usable, math.ceil(quota) if quota else physical))
+    return max(1, min(physical, math.ceil(quota) if quota else physical))
 
 
-def cgroup_cpu_limit(root: Path = Path("/sys/fs/cgroup")) -> float | None:
-    """CPUs' worth of time this process's control group may use, or None when unlimited or unknown.
+def physical_cores(cpus: list[int] | None = None, topology: Path = Path("/sys/devices/system/cpu")) -> int:
+    """The physical cores among `cpus` (logical CPU numbers; None: all of them): distinct
+    (package, core) pairs in the kernel's topology, so two hyper-threads of one core count once
+    and a mask that leaves out one thread of a core still counts it. Where the topology cannot
+    be read: psutil's machine-wide count, capped by the number of CPUs."""
+    if cpus is not None:
+        cores = set()
+        for cpu in cpus:
+            base = topology / f"cpu{cpu}" / "topology"
+            try:
+                cores.add((int((base / "physical_package_id").read_text()), int((base / "core_id").read_text())))
+            except (OSError, ValueError):
+                cores = set()
+                break
+        if cores:
+            return len(cores)
+    machine = psutil.cpu_count(logical=False) or psutil.cpu_count() or 1
+    return min(machine, len(cpus)) if cpus else machine
 
-    cgroup v2: `cpu.max` ("QUOTA PERIOD" or "max PERIOD") of the process's own group;
+
+def cgroup_cpu_limit(root: Path = Path("/sys/fs/cgroup"), proc: Path = Path("/proc/self/cgroup")) -> float | None:
+    """CPUs' worth of time this process's control groups may use, or None when unlimited or unknown.
+
+    cgroup v2: the smallest `cpu.max` ("QUOTA PERIOD" or "max PERIOD") of the process's own
+    group and every group above it (a limit set on a parent group binds its children too);
     cgroup v1: `cpu/cpu.cfs_quota_us` over `cpu/cpu.cfs_period_us` (-1: unlimited).
     """
-    group = _own_cgroup_v2(root)
-    for path in ([root / group.lstrip("/") / "cpu.max"] if group else []) + [root / "cpu.max"]:
-        try:
-            quota, period = path.read_text().split()[:2]
-        except (OSError, ValueError):
-            continue
-        return None if quota == "max" else int(quota) / int(period)
+    group = _own_cgroup_v2(root, proc)
+    if group is not None:
+        limits, seen = [], False
+        path = Path(group.lstrip("/"))
+        for level in [path, *path.parents]:
+            try:
+                quota, period = (root / level / "cpu.max").read_text().split()[:2]
+            except (OSError, ValueError):
+                continue
+            seen = True
+            if quota != "max":
+                limits.append(int(quota) / int(period))
+        if seen:
+            return min(limits) if limits else None
     try:
         quota = int((root / "cpu" / "cpu.cfs_quota_us").read_text())
         period = int((root / "cpu" / "cpu.cfs_period_us").read_text())
@@ -48,10 +82,10 @@ def cgroup_cpu_limit(root: Path = Path("/sys/fs/cgroup")) -> float | None:
     return None if quota <= 0 or period <= 0 else quota / period
 
 
-def _own_cgroup_v2(root: Path) -> str | None:
+def _own_cgroup_v2(root: Path, proc: Path = Path("/proc/self/cgroup")) -> str | None:
     """This process's cgroup v2 path ("0::/some/group"), where /proc says it."""
     try:
-        for line in Path("/proc/self/cgroup").read_text().splitlines():
+        for line in proc.read_text().splitlines():
             if line.startswith("0::"):
                 return line[3:]
     except OSError:

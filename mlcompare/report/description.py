@@ -30,6 +30,18 @@ def _speedup_at(r) -> str:
     return f"**{r.speedup_fit:.3g}×**{ci} at {rows}, {r.main_metric} {number_text(r.quality)}{parity}"
 
 
+def audit_lines(cases) -> list[str]:
+    """What the fairness audit found, once per pairing × implementation and difference (the
+    datasets and sizes where it was found are not repeated)."""
+    found: dict[str, list[str]] = {}
+    for r in cases[cases["status"] == Status.OK].itertuples():
+        for difference in r.found_differences or []:
+            key = f"{r.pairing} · {r.impl_label} vs {r.baseline}"
+            if difference not in found.setdefault(key, []):
+                found[key].append(difference)
+    return [f"{key}: {'; '.join(differences)}" for key, differences in found.items()]
+
+
 def description(comparison: Comparison) -> str:
     """Markdown for the parent run's description (`mlflow.note.content`): the headline numbers."""
     cases = comparison.cases
@@ -66,6 +78,7 @@ def description(comparison: Comparison) -> str:
     lines += [f"- {line}" for pairing in dict.fromkeys(c.pairing for c in found)
               for line in latency.crossing_lines(found, pairing)]
     lines += [f"- threads: {w.text()}" for w in comparison.threads_worth]
+    lines += [f"- fairness audit: {line}" for line in audit_lines(cases)]
     skipped = cases[cases["status"] == Status.SKIPPED]
     if not skipped.empty:
         reasons = dict.fromkeys(f"{r.implementation}: {r.note}" for r in skipped.itertuples())

@@ -27,7 +27,8 @@ CASE_METRICS = ("fit_time_s", "fit_time_min_s", "fit_time_iqr_s", "fit_time_cv",
                 "speedup_fit_ci_low", "speedup_fit_ci_high", "speedup_fit_ci_level", "quality_delta",
                 "prediction_agreement", "peak_host_memory_mb", "fit_peak_host_memory_mb", "fit_time_rounds_cv",
                 "fit_cost_usd", "fit_cost_ratio", "end_to_end_cost_usd", "predict_cost_usd_per_1k_rows",
-                "fit_energy_j", "speedup_fit_lower_bound", "fit_loops", "fit_processes",
+                "fit_energy_gpu_board_j", "fit_energy_cpu_packages_dram_j", "speedup_fit_lower_bound", "fit_loops",
+                "fit_processes",
                 "speedup_end_to_end", "speedup_end_to_end_ci_low", "speedup_end_to_end_ci_high",
                 "speedup_end_to_end_ci_level")
 _QUALITY_ORDER = tuple(m for metrics in TASK_METRICS.values() for m in metrics)
@@ -37,14 +38,15 @@ _QUALITY_ORDER = tuple(m for metrics in TASK_METRICS.values() for m in metrics)
 #: group), `sweep_own` an implementation's own point (compared with the same baseline).
 TEXT_PARAMS = ("sweep", "sweep_shared", "sweep_own", "dask_cluster")
 #: Params read as nullable integers (missing: <NA>); logged by distributed implementations,
-#: and by CPU implementations (`threads`; GPU ones log "library default", read as <NA>).
+#: and by CPU implementations (`threads`; GPU ones log "host: N" or "library default", read as <NA>).
 INT_PARAMS = ("dask_workers", "dask_threads_per_worker", "threads")
 
 COLUMNS = ("suite_run_id", "suite", "suite_label", "host", "run_id", "run_name", "pairing", "implementation",
            "impl_label", "library", "device", "dataset", "n_samples", "n_features", "dataset_label", "baseline",
            "is_baseline", "status", "note", "main_metric", "higher_is_better", "quality", "parity",
            "training_rows", "timing_stability",
-           "repeats_done", "fit_ci_low_s", "fit_ci_high_s", "fit_ci_level", "latency", "threads_swept") + TEXT_PARAMS \
+           "repeats_done", "fit_ci_low_s", "fit_ci_high_s", "fit_ci_level", "latency", "threads_swept",
+           "found_differences") + TEXT_PARAMS \
     + INT_PARAMS + CASE_METRICS
 #: Predict latency by batch size, as logged by `mlcompare.measure.latency`.
 _LATENCY_METRIC = re.compile(r"^predict_latency_(p50|p99)_ms_b(\d+)$")
@@ -94,6 +96,9 @@ def _case_row(suite: StoredSuite, label: str, host: str, run: StoredRun) -> dict
         "repeats_done": len(repeats), "fit_ci_low_s": low, "fit_ci_high_s": high, "fit_ci_level": level,
         "latency": latency_by_batch(m),
         "threads_swept": _int(p.get("sweep.threads")),
+        # what the fairness audit found against the baseline (`param_differences`' "found:" part)
+        "found_differences": [part.removeprefix("found: ") for part in t.get("param_differences", "").split(" | ")
+                              if part.startswith("found: ")],
         **{k: p.get(k, "") for k in TEXT_PARAMS}, **{k: _int(p.get(k)) for k in INT_PARAMS},
         **{k: m.get(k, math.nan) for k in CASE_METRICS},
     }

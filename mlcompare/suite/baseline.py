@@ -51,7 +51,8 @@ def compare(case: Case, record: CaseRecord, baseline: CaseRecord) -> dict[str, f
 
 def found_differences(case: Case, record: CaseRecord, baseline: CaseRecord) -> list[str]:
     """Where the two estimators' effective values of a shared parameter differ (each under
-    its own name), and where they did different work (iterations, trees), in words."""
+    its own name), where the pairing's audited defaults differ as the fitted models report
+    them (`audit:`), and where they did different work (iterations, trees), in words."""
     pairing, impl = case.pairing, case.implementation
     base_impl = pairing.implementations[pairing.baseline]
     mine, theirs = record.get("effective_params") or {}, baseline.get("effective_params") or {}
@@ -63,6 +64,13 @@ def found_differences(case: Case, record: CaseRecord, baseline: CaseRecord) -> l
         if not _same(mine[own], theirs[base]):
             names = own if own == base else f"{base} / {own}"
             out.append(f"{key} ({names}): {pairing.baseline} used {theirs[base]}, {impl.name} used {mine[own]}")
+    # the defaults that decide the work and the model, as each fitted model reports them
+    keys, base_keys = pairing.audit_keys(impl), pairing.audit_keys(base_impl)
+    seen, known = record.get("audited") or {}, baseline.get("audited") or {}
+    for concept in pairing.audit:
+        if concept in seen and concept in known and not _same(seen[concept], known[concept]):
+            out.append(f"{concept} ({base_keys[concept]} / {keys[concept]}, as the fitted models report them): "
+                       f"{pairing.baseline} {known[concept]}, {impl.name} {seen[concept]}")
     for name in FITTED:
         a, b = baseline["metrics"].get(name), record["metrics"].get(name)
         if a is not None and b is not None and a != b:

@@ -38,7 +38,7 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
         "dtype": spec.dtype, "order": spec.order, "seed": spec.seed,
         "training_rows": record.get("training_rows") or "unknown",
         "repeats": experiment.repeats, "min_time_s": experiment.min_time_s, "rounds": experiment.rounds,
-        "threads": record.get("threads", case.threads or threads) if impl.device == "cpu" else "library default",
+        "threads": record.get("threads", case.threads or threads) if impl.device == "cpu" else _gpu_threads(record),
         "input_modes": _input_modes(impl),
         "estimator": impl.estimator,
         **{f"shared.{k}": v for k, v in pairing.params.items()},
@@ -64,6 +64,7 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
             params["sweep_own"] = point_label(case.impl_point)
     effective = record.get("effective_params") or pairing.estimator_params(impl)
     params.update({f"estimator.{k}": v for k, v in effective.items()})
+    params.update({f"audit.{k}": v for k, v in (record.get("audited") or {}).items()})
     tags = {"mlcompare.kind": "case", "case_status": record["status"], "baseline": pairing.baseline,
             "main_metric": pairing.main_metric,
             "dataset_fingerprint": spec.fingerprint(), "task": pairing.task, **fingerprint}
@@ -76,7 +77,7 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
     for key in ("skip_reason", "error", "ran_on", "threadpools", "library_version", "parity", "dataset_sha256",
                 "signal", "worker_host", "dask_worker", "baseline_host", "timing_stability", "memory_method",
                 "load_reader", "gpu_memory_method", "gpu_clock_reasons", "energy_source", "energy_unavailable",
-                "latency_note", "interval_note"):
+                "latency_note", "interval_note", "cpu_others_note"):
         if record.get(key):
             tags[key] = str(record[key])
     if record.get("process"):
@@ -98,6 +99,17 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
         metrics["model_time_s"] = record["model_time_s"]
     recorder.log_case(case.name, status, params, metrics, tags, history=history, texts=texts,
                       dataset=dataset_input)
+
+
+def _gpu_threads(record: CaseRecord) -> str:
+    """A GPU case's host-side threads: its estimator's thread parameter, set to the CPU baseline's
+    count where it has one (XGBoost's n_jobs, CatBoost's thread_count), else the library's default."""
+    from mlcompare.measure.threads import THREAD_PARAMS
+
+    used = record.get("effective_params") or {}
+    found = next((f"host: {used[name]}" for name in THREAD_PARAMS if name in used and used[name] not in ("None", "-1")),
+                 None)
+    return found or "library default"
 
 
 def _input_modes(impl: Implementation) -> str:

@@ -177,7 +177,8 @@ def case_spec(case: Case, experiment: Experiment, threads: int | None, prepared:
             "accelerator": impl.accelerator, "distributed": impl.distributed, "plugin": case.pairing.plugin,
             "allowed_modules": list(_allowed_for(case, experiment)), "host_input": impl.host_input,
             "predict_batch_sizes": list(experiment.predict_batch_sizes),
-            "predict_latency_budget_s": experiment.predict_latency_budget_s}
+            "predict_latency_budget_s": experiment.predict_latency_budget_s,
+            "audit_keys": case.pairing.audit_keys(impl)}
     return base, spec
 
 

@@ -43,3 +43,56 @@ def test_cuml_outputs_in_host_memory_for_device_inputs_fail_the_case():
 def test_cuml_evidence_says_what_was_checked():
     ran_on = verify_device(None, {"library": "cuml", "device": "gpu"}, gpu_growth_mb=12.5)
     assert ran_on == "cuda (device memory +12.5 MB during fit; this cuML has no CPU mode (removed in 25.08))"
+
+
+def _fitted_case(pairing_name: str, impl_name: str, root) -> dict:
+    """One real case of the catalog's pairing on small data, its record as the suite gets it."""
+    from mlcompare.config.pairing import load_catalog
+    from mlcompare.data.cache import DatasetSpec, materialise
+    from mlcompare.measure.case import run_case
+    from mlcompare.suite.rounds import pool_rounds
+
+    pairing = load_catalog()[pairing_name]
+    impl = pairing.implementations[impl_name]
+    params = pairing.estimator_params(impl)
+    for rounds in ("n_estimators", "max_iter", "iterations"):  # ten trees: quick, and countable
+        if rounds in params:
+            params[rounds] = 10
+    spec = {"estimator": impl.estimator, "library": impl.library, "device": impl.device, "threads": 1,
+            "params": params, "task": pairing.task, "metrics": list(pairing.metrics), "repeats": 1,
+            "audit_keys": pairing.audit_keys(impl),
+            "dataset_dir": str(materialise(DatasetSpec("classification", 600, 6), root))}
+    return pool_rounds([run_case(spec)])
+
+
+def test_the_audit_finds_defaults_nobody_passed_as_the_fitted_models_report_them(tmp_path):
+    """Gradient boosting on real fits: scikit-learn's histogram boosting has no L2 penalty and a
+    leaf minimum of 20 where XGBoost has lambda 1 and min_child_weight 1, LightGBM lambda_l2 0 and
+    min_data_in_leaf 20, CatBoost l2_leaf_reg 3: none of these is passed by the pairing, all
+    are found; CatBoost's trees are counted from the model."""
+    from mlcompare.config.experiment import Case
+    from mlcompare.config.pairing import load_catalog
+    from mlcompare.data.cache import DatasetSpec
+    from mlcompare.suite.baseline import compare
+
+    pairing = load_catalog()["gradient_boosting"]
+    base = _fitted_case("gradient_boosting", "sklearn", tmp_path)
+    assert base["audited"]["l2_regularization"] == "0.0" and base["audited"]["min_leaf"] == "20"
+    found = {}
+    for name in ("xgboost_cpu", "lightgbm", "catboost_cpu"):
+        record = _fitted_case("gradient_boosting", name, tmp_path)
+        compare(Case(pairing, pairing.implementations[name], DatasetSpec("classification", 600, 6)), record, base)
+        found[name] = " | ".join(record["found_differences"])
+    assert "l2_regularization (l2_regularization / lambda, as the fitted models report them): sklearn 0.0, " \
+           "xgboost_cpu 1" in found["xgboost_cpu"]
+    assert "min_leaf (min_samples_leaf / min_child_weight" in found["xgboost_cpu"]
+    assert "l2_regularization" not in found["lightgbm"] and "min_leaf" not in found["lightgbm"]  # 0 and 20 both
+    assert "l2_leaf_reg, as the fitted models report them): sklearn 0.0, catboost_cpu 3" in found["catboost_cpu"]
+    catboost = _fitted_case("gradient_boosting", "catboost_cpu", tmp_path)
+    assert catboost["metrics"]["fit_trees"] == 10
+
+
+def test_a_forest_s_audit_reads_the_defaults_of_both_sides(tmp_path):
+    rf = _fitted_case("random_forest", "sklearn", tmp_path)
+    assert rf["audited"] == {"max_features": "sqrt", "min_samples_leaf": "1", "max_samples": "None",
+                             "criterion": "gini"}

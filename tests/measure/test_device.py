@@ -81,3 +81,30 @@ def test_an_accelerator_other_than_cuml_accel_is_refused():
 def test_without_cuml_there_is_no_device_selection_to_read():
     assert device.cuml_version() is None
     assert device.cuml_device_selection() is None
+
+
+def test_the_memory_meter_reads_before_and_after_the_fit_with_no_thread_beside_it(monkeypatch):
+    """Where NVML sees the process: this process's device memory read once before and once after
+    the block (stand-ins for our own NVML readers), nothing running beside the timed fit."""
+    import threading
+
+    events = []
+    readings = iter([1000 * 2**20, 1500 * 2**20])
+    monkeypatch.setattr(device, "nvml_handle", lambda ordinal=0: "gpu0")
+    monkeypatch.setattr(device, "process_gpu_memory", lambda handle=None: events.append("read") or next(readings))
+    monkeypatch.setattr(device, "synchronize", lambda: events.append("sync"))
+    with device.gpu_memory_meter("xgboost") as memory:
+        events.append(f"fit with {threading.active_count()} threads")
+    assert events == ["read", f"fit with {threading.active_count()} threads", "sync", "read"]
+    assert memory.method == "nvml_process_held" and memory.peak_mb == 500.0
+
+
+def test_where_nvml_cannot_see_the_process_the_device_wide_figure_says_so(monkeypatch):
+    readings = iter([2000 * 2**20, 2100 * 2**20])
+    monkeypatch.setattr(device, "nvml_handle", lambda ordinal=0: "gpu0")
+    monkeypatch.setattr(device, "process_gpu_memory", lambda handle=None: None)
+    monkeypatch.setattr(device, "device_gpu_memory", lambda handle=None: next(readings))
+    monkeypatch.setattr(device, "synchronize", lambda: None)
+    with device.gpu_memory_meter("xgboost") as memory:
+        pass
+    assert memory.method == "nvml_device_held" and memory.peak_mb == 100.0

@@ -73,8 +73,8 @@ def test_packages_and_dram_are_summed_with_one_wrap_corrected(tmp_path):
         _set(psys, 999_999)
         time.sleep(0.01)
     # 0.5 J over 4 fits
-    assert meter.metrics(4)["fit_energy_j"] == pytest.approx(0.5 / 4)
-    assert 0 < meter.metrics(4)["fit_power_w"] < 0.5 / 0.01
+    assert meter.metrics(4)["fit_energy_cpu_packages_dram_j"] == pytest.approx(0.5 / 4)
+    assert 0 < meter.metrics(4)["fit_power_cpu_packages_dram_w"] < 0.5 / 0.01
     assert meter.record() == {"energy_source": "RAPL (powercap) package-0 + dram: the whole CPU sockets and their "
                                                "memory, every process included"}
 
@@ -86,14 +86,15 @@ def test_two_sockets_are_named_and_added(tmp_path):
     with energy.meter(False, root=tmp_path) as meter:
         for path in zones:
             _set(path, 1_000_000)
-    assert meter.metrics(2)["fit_energy_j"] == pytest.approx(4.0 / 2)
+        time.sleep(0.01)
+    assert meter.metrics(2)["fit_energy_cpu_packages_dram_j"] == pytest.approx(4.0 / 2)
     assert "package-0 + package-1 + 2× dram" in meter.record()["energy_source"]
 
 
 def test_a_counter_that_did_not_move_measures_nothing(tmp_path):
     _zone(tmp_path, "intel-rapl:0", "package-0", 5, 10**12)
     with energy.meter(False, root=tmp_path) as meter:
-        pass
+        time.sleep(0.01)
     assert meter.metrics(1) == {}
     assert "did not move" in meter.record()["energy_unavailable"]
 
@@ -153,6 +154,32 @@ def test_nvml_is_read_before_and_after_the_block_on_every_gpu_of_the_case(monkey
                          start_time_s=0.0, local=True)
     with energy.meter(True, local_gpus) as meter:
         assert reads == ["gpu0", "gpu1"]
+        time.sleep(energy.MIN_UPDATES * 0.1 + 0.01)  # three updates of the board's counter
     assert reads == ["gpu0", "gpu1", "gpu0", "gpu1"]
-    assert meter.metrics(5)["fit_energy_j"] == pytest.approx((3.0 + 2.0) / 5)
+    assert meter.metrics(5)["fit_energy_gpu_board_j"] == pytest.approx((3.0 + 2.0) / 5)
     assert meter.record()["energy_source"].startswith("NVML total energy of GPU 0 (A), GPU 1 (B): the whole device")
+
+
+def test_a_block_shorter_than_a_few_counter_updates_is_refused_with_the_reason(tmp_path):
+    """A millisecond of fits against RAPL's millisecond updates (or NVML's tenth of a second):
+    a counter read a tick apart measures its tick, so no figure, and the reason."""
+    package = _zone(tmp_path, "intel-rapl:0", "package-0", 0, 10**12)
+    with energy.meter(False, root=tmp_path) as meter:
+        _set(package, 1_000_000)  # it moved, but within one update period
+    assert meter.metrics(1) == {}
+    assert "under 3 updates of the cpu_packages_dram counter (1 ms each)" in meter.record()["energy_unavailable"]
+
+
+def test_the_two_counters_never_share_a_name(tmp_path, monkeypatch):
+    """GPU board energy (NVML) and CPU package + DRAM energy (RAPL) are different things."""
+    package = _zone(tmp_path, "intel-rapl:0", "package-0", 0, 10**12)
+    with energy.meter(False, root=tmp_path) as cpu:
+        _set(package, 2_000_000)
+        time.sleep(0.01)
+    monkeypatch.setattr(device, "nvml_gpus", lambda count: [("gpu0", "H200")])
+    readings = iter([1_000, 3_000])
+    monkeypatch.setattr(device, "gpu_energy_mj", lambda handle: next(readings))
+    with energy.meter(True) as gpu:
+        time.sleep(energy.MIN_UPDATES * 0.1 + 0.01)
+    assert set(cpu.metrics(1)) == {"fit_energy_cpu_packages_dram_j", "fit_power_cpu_packages_dram_w"}
+    assert set(gpu.metrics(1)) == {"fit_energy_gpu_board_j", "fit_power_gpu_board_w"}

@@ -67,7 +67,7 @@ def recorded(monkeypatch):
         return out
 
     @contextlib.contextmanager
-    def gpu_memory_meter(library="", interval_s=0.005):
+    def gpu_memory_meter(library=""):
         events.append(("meter", library))
         yield device.GpuMemory(method="stand-in", peak_mb=1.0)
 
@@ -133,7 +133,10 @@ def test_a_cpu_case_gets_the_requested_layout_without_touching_the_device(tmp_pa
     assert record["load_reader"] == "pyarrow"
 
 
-def test_with_cudf_the_timed_load_is_the_read_and_the_layout_is_made_untimed(tmp_path, recorded, monkeypatch):
+def test_with_cudf_the_timed_load_is_the_read_and_the_layout_as_for_pyarrow(tmp_path, recorded, monkeypatch):
+    """`load_time_s` holds the same work on every path: the read and the matrices in the case's
+    layout (cuDF's frames turned into CuPy matrices, in F or C, inside the timer); and with no
+    transfer (the read put the data on the device) the end-to-end time holds the load."""
     events, moved = recorded
     from mlcompare.data import cache
 
@@ -154,9 +157,23 @@ def test_with_cudf_the_timed_load_is_the_read_and_the_layout_is_made_untimed(tmp
     kinds = [e[0] for e in events]
     assert events[0] == ("init", "cudf")  # cuDF's import is in the initialisation, not in the load
     first = kinds.index("timer")
-    assert events[first:first + 4] == [("timer", True), ("read", ("train", "test")), ("sync",), ("end", True)]
-    assert events[first + 4] == ("layout", "F", ("X_train", "y_train", "X_test"))  # after the timer: untimed
+    assert events[first:first + 5] == [("timer", True), ("read", ("train", "test")),
+                                       ("layout", "F", ("X_train", "y_train", "X_test")), ("sync",), ("end", True)]
+    m = record["metrics"]
+    assert m["transfer_time_s"] == 0.0 and m["load_time_s"] > 0
+    assert m["end_to_end_time_s"] == pytest.approx(m["load_time_s"] + m["fit_time_s"] + m["predict_time_s"])
     assert "to_device" not in kinds  # the read put the data on the device: no copy of the inputs
     assert record["load_reader"] == "cudf"
     device_fits = [x for what, x in SEEN if what == "fit"][:4]  # cold and 3 warm; then the numpy-input fits
     assert all(id(x) in moved and x.flags.f_contiguous and not x.flags.c_contiguous for x in device_fits)
+
+
+def test_a_gpu_case_gets_the_cpu_baseline_s_host_threads(tmp_path, recorded):
+    """A GPU estimator with a host-thread parameter (here n_jobs, as XGBoost's) is given the
+    experiment's thread count, as the CPU baseline is; the run says so."""
+    from mlcompare.suite.caselog import _gpu_threads
+
+    record = run_case(_spec(tmp_path, "gpu", "C") | {"threads": 2})
+    assert record["effective_params"]["n_jobs"] == "2"
+    assert _gpu_threads(record) == "host: 2"
+    assert _gpu_threads({"effective_params": {"n_bins": "128"}}) == "library default"  # cuML: no such parameter

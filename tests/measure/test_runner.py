@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -103,7 +105,8 @@ def test_record_has_the_statistics_and_end_to_end_time(tmp_path):
     assert m["fit_time_iqr_s"] == pytest.approx(q3 - q1)
     assert m["fit_time_cv"] == pytest.approx(np.std(record["fit_times"], ddof=1) / np.mean(record["fit_times"]))
     assert m["fit_host_input_time_s"] == m["fit_time_s"]  # a CPU implementation's input is on the host
-    assert m["end_to_end_time_s"] == pytest.approx(m["fit_time_s"] + m["predict_time_s"])
+    # from the cached file to the predictions: the load (the transfer is 0 on the CPU), the fit, the predict
+    assert m["end_to_end_time_s"] == pytest.approx(m["load_time_s"] + m["fit_time_s"] + m["predict_time_s"])
     assert "fit_peak_gpu_memory_mb" not in m
     assert np.load(tmp_path / "p.npy").shape == (100,)
     # min_time_s counts every call; a fit this short is timed in loops (LOOP_VALUE_S of fits per value)
@@ -161,3 +164,34 @@ def test_fitted_counts_and_effective_booster_values(tmp_path):
     kmeans = run_case(spec_for("kmeans", "sklearn", tmp_path) | {"repeats": 1})
     assert 1 <= kmeans["metrics"]["fit_iterations"] <= 300
 
+
+
+def _spinner() -> subprocess.Popen:
+    """Another program on the machine: a process of our own that keeps one CPU busy."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def test_another_program_during_the_timed_calls_is_measured_and_flags_the_case(tmp_path):
+    """A real random-forest case, alone and then beside a busy process: what the others took of
+    the CPUs during its timed calls is measured (about a CPU beside the spinner, next to nothing
+    alone), and the suite flags it noisy with that figure."""
+    from mlcompare.suite.rounds import pool_rounds, stability
+
+    spec = spec_for("random_forest", "sklearn", tmp_path) | {"repeats": 3, "threads": 1}
+    alone = run_case(spec)["metrics"]["cpu_others_cores_during_timed"]
+    spinner = _spinner()
+    try:
+        record = run_case(spec)
+    finally:
+        spinner.kill()
+        spinner.wait()
+    beside = record["metrics"]["cpu_others_cores_during_timed"]
+    assert beside > alone + 0.5 and beside > 0.6, (alone, beside)  # the spinner's CPU, on average
+    flag = stability(pool_rounds([record]), cpus=2)
+    assert flag.startswith("noisy: ") and f"other processes took {beside:.2f} of 2 CPUs" in flag
+
+
+def test_a_block_too_short_to_judge_says_so(tmp_path):
+    record = run_case(spec_for("linear_regression", "sklearn", tmp_path) | {"repeats": 1})
+    if "cpu_others_cores_during_timed" not in record["metrics"]:  # under 0.2 s of timed calls
+        assert record["cpu_others_note"].startswith("not judged: the timed calls took ")

@@ -95,3 +95,62 @@ def test_the_readers_set_up_comes_before_the_timed_read(tmp_path, monkeypatch):
     loaded = inputs.load(directory)
     assert calls == ["warm-up", "timer starts", "read", "timer ends"]
     assert loaded.host["X_train"].shape[1] == 4 and loaded.reader == "pyarrow"
+
+
+def test_the_pyarrow_load_holds_the_layout_as_the_cudf_one_does(tmp_path, monkeypatch):
+    """load_time_s is the read and the feature matrices in the case's layout, on the host as
+    on the device: the layout is made inside the load's timer (recording stand-ins of our own)."""
+    from mlcompare.data import cache
+    from mlcompare.measure import device, inputs, timing
+
+    directory = cache.materialise(cache.DatasetSpec("regression", 300, 4), tmp_path)
+    calls = []
+    in_layout, timed = device.in_layout, timing.timed
+
+    def recording_timed(fn, sync):
+        calls.append("timer starts")
+        try:
+            return timed(fn, sync)
+        finally:
+            calls.append("timer ends")
+
+    monkeypatch.setattr(device, "in_layout", lambda array, order: (calls.append(f"layout {order}"),
+                                                                   in_layout(array, order))[1])
+    monkeypatch.setattr(timing, "timed", recording_timed)
+    loaded = inputs.load(directory, order="F")
+    assert calls == ["timer starts", "layout F", "layout F", "timer ends"]  # X_train and X_test, timed
+    assert loaded.host["X_train"].flags.f_contiguous
+
+
+def _topology(root, cores: dict[int, tuple[int, int]]):
+    for cpu, (package, core) in cores.items():
+        folder = root / f"cpu{cpu}" / "topology"
+        folder.mkdir(parents=True)
+        (folder / "physical_package_id").write_text(f"{package}\n")
+        (folder / "core_id").write_text(f"{core}\n")
+    return root
+
+
+def test_physical_cores_are_counted_under_the_affinity_mask(tmp_path):
+    """Two cores with two hyper-threads each (CPUs 0/2 and 1/3): all four CPUs are 2 cores, one
+    thread of each core is 2 cores still, both threads of one core are 1."""
+    from mlcompare.measure.threads import physical_cores
+
+    topology = _topology(tmp_path, {0: (0, 0), 1: (0, 1), 2: (0, 0), 3: (0, 1)})
+    assert physical_cores([0, 1, 2, 3], topology) == 2
+    assert physical_cores([0, 1], topology) == 2
+    assert physical_cores([0, 2], topology) == 1
+    two_sockets = _topology(tmp_path / "two", {0: (0, 0), 1: (1, 0)})  # core 0 of each socket
+    assert physical_cores([0, 1], two_sockets) == 2
+
+
+def test_a_cpu_limit_on_a_parent_group_binds_its_children(tmp_path):
+    """cgroup v2: the process's own group is unlimited, its parent allows one CPU."""
+    proc = tmp_path / "cgroup"
+    proc.write_text("0::/jobs/mine\n")
+    (tmp_path / "fs" / "jobs" / "mine").mkdir(parents=True)
+    (tmp_path / "fs" / "jobs" / "mine" / "cpu.max").write_text("max 100000\n")
+    (tmp_path / "fs" / "jobs" / "cpu.max").write_text("100000 100000\n")
+    assert cgroup_cpu_limit(tmp_path / "fs", proc) == 1.0
+    (tmp_path / "fs" / "jobs" / "cpu.max").write_text("max 100000\n")
+    assert cgroup_cpu_limit(tmp_path / "fs", proc) is None

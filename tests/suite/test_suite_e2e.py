@@ -132,6 +132,19 @@ def test_a_fit_shorter_than_the_clock_holds_is_timed_in_loops_on_the_run_and_in_
     assert f"(mean of loops of {m['fit_loops']:.0f} fits)" in result.stderr
 
 
+def test_the_fairness_audit_is_on_each_case_and_listed_on_the_parent(suite_store):
+    """Defaults nobody passed (scikit-learn's L2 penalty 0 against XGBoost's lambda 1): on the
+    case as a param of what its model reported and in its differences, and on the parent."""
+    _, runs, _ = suite_store
+    xgb = next(r for r in runs if r.data.params.get("implementation") == "xgboost_cpu")
+    assert xgb.data.params["audit.l2_regularization"] == "1"
+    assert "found: l2_regularization (l2_regularization / lambda, as the fitted models report them): " \
+           "sklearn 0.0, xgboost_cpu 1" in xgb.data.tags["param_differences"]
+    parent = next(r for r in runs if "mlflow.parentRunId" not in r.data.tags)
+    assert "- fairness audit: gradient_boosting · xgboost_cpu vs sklearn: l2_regularization" in \
+        parent.data.tags["mlflow.note.content"]
+
+
 def test_parent_has_the_comparison_and_the_experiment(suite_store):
     client, runs, _ = suite_store
     parent = next(r for r in runs if "mlflow.parentRunId" not in r.data.tags)
