@@ -1,17 +1,29 @@
-"""The GPU proof in one go: probe the device, run the checks only a GPU can answer, then run
-experiments/gpu-check.yaml, writing everything to an output folder.
+"""The GPU proof in one go: probe the device, run the checks only a GPU can answer, then run an
+experiment in stages, packing everything into three files after every step, so that a lease
+cut short still returns what ran.
 
 Meant for a GPU box that may lack MLflow, cuDF and cuML (wheels carried by hand): without
-MLflow the suite's records are written as JSON lines (records.jsonl) that can be logged
-into a store elsewhere later; checks that need a missing library are skipped, saying so.
+MLflow the suite's records are written as JSON lines (records.jsonl) that can be logged into
+a store elsewhere later; checks that need a missing library are skipped, saying so.
 
-    python bench/gpu_check.py --out OUT [--experiment experiments/gpu-check.yaml]
-                              [--implementations xgboost,sklearn] [--max-rows N]
-                              [--checks all|none|name,name] [--no-suite] [--no-mlflow]
+    python bench/gpu_check.py --out OUT [--experiment experiments/gpu-first.yaml]
+                              [--work DIR] [--data-dir DIR] [--implementations xgboost,sklearn]
+                              [--max-rows N] [--stage-rows 300000] [--checks all|none|name,name]
+                              [--check-timeout 240] [--no-suite] [--no-mlflow]
     python bench/gpu_check.py --check NAME        # one check, in this process; prints its JSON
 
-OUT receives probe.json (devices, driver, fingerprint, what can run), checks.json (one
-record per check: pass, fail or skip, with what it read), and the suite's records.
+OUT receives at most three files, rewritten after every step:
+- `runs.tgz`: the work folder (probe.json: devices, driver, fingerprint, what can run;
+  checks.json: one record per check, pass, fail or skip, with what it read; records.jsonl:
+  every stage's suite; results.json; the suites' report files);
+- `env.txt`: the Python, its packages and versions, the driver and nvidia-smi's answer;
+- `gpu_check.log`: everything this command printed.
+The datasets go to --data-dir (or MLCOMPARE_DATA_DIR), never beside OUT.
+
+The experiment runs in stages, so that GPU rows come back early: the boosting pairings
+(quick CPU baselines) at up to --stage-rows rows first, before the checks; after them the
+forests, then the other pairings, then every larger dataset. Each stage is a suite of its
+own (its cases compared with their baselines as in any suite).
 """
 
 from __future__ import annotations
@@ -23,6 +35,7 @@ import os
 import platform
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
@@ -82,59 +95,146 @@ def probe(out: Path) -> dict:
     return found
 
 
-def run_checks(names: list[str], out: Path) -> list[dict]:
-    """Each check in a fresh process (a CUDA context, RMM's resource are per process)."""
+def run_checks(names: list[str], work: Path, timeout_s: float, pack) -> list[dict]:
+    """Each check in a fresh process (a CUDA context, RMM's resource are per process), each
+    stopped at `timeout_s` (a check that hangs is a failure, and the next one runs)."""
     results = []
     for name in names:
-        done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--check", name],
-                              capture_output=True, text=True, timeout=900)
-        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-        result = json.loads(lines[-1]) if lines else {
-            "check": name, "status": "fail", "detail": f"exit {done.returncode}: {done.stderr[-2000:]}"}
+        started = time.perf_counter()
+        try:
+            done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--check", name],
+                                  capture_output=True, text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            result = {"check": name, "status": "fail", "detail": f"timed out after {timeout_s:.0f} s"}
+        else:
+            lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+            result = json.loads(lines[-1]) if lines else {
+                "check": name, "status": "fail", "detail": f"exit {done.returncode}: {done.stderr[-2000:]}"}
+        result.setdefault("seconds", round(time.perf_counter() - started, 1))
         results.append(result)
-        print(f"check {name}: {result['status']} ({result.get('seconds', '?')} s): {result['detail']}", flush=True)
-        (out / "checks.json").write_text(json.dumps(results, indent=1, default=str))
+        print(f"check {name}: {result['status']} ({result['seconds']} s): {result['detail']}", flush=True)
+        (work / "checks.json").write_text(json.dumps(results, indent=1, default=str))
+        pack()
     return results
 
 
-def run_experiment(args: argparse.Namespace) -> None:
-    from mlcompare.config.experiment import load_experiment
-    from mlcompare.suite.cases import prepare_datasets
-    from mlcompare.suite.runner import run_suite
+#: Pairings whose CPU baselines are quick: run first, so that GPU rows come back early.
+FIRST_PAIRINGS = ("gradient_boosting", "gradient_boosting_regressor")
+SECOND_PAIRINGS = ("random_forest", "random_forest_regressor")
 
-    names = [n for n in args.implementations.split(",") if n] or None
-    experiment = load_experiment(args.experiment, implementations=names)
-    if args.max_rows:
-        experiment = dataclasses.replace(experiment, datasets=[d for d in experiment.datasets
-                                                               if (d.n_samples or 0) <= args.max_rows])
-    recorder = None
-    if not args.no_mlflow:
-        try:
-            if not os.environ.get("MLFLOW_TRACKING_URI"):
-                os.environ["MLFLOW_TRACKING_URI"] = f"sqlite:///{args.out.resolve() / 'mlflow.db'}"
-            from mlcompare.tracking.writer import Recorder
 
-            recorder = Recorder(experiment.name)
-        except ImportError as exc:
-            print(f"MLflow not importable ({exc})", flush=True)
-    if recorder is None:
-        print(f"writing JSON records to {args.out / 'records.jsonl'}", flush=True)
-        recorder = JsonRecorder(args.out / "records.jsonl")
-    start = time.perf_counter()
-    prepared = prepare_datasets(experiment)
-    outcome = run_suite(experiment, recorder, prepared=prepared)
-    (args.out / "results.json").write_text(json.dumps(outcome.records, indent=1, default=str))
-    print(f"done in {time.perf_counter() - start:.0f} s: {outcome.count('ok')} ran, "
-          f"{outcome.count('skipped')} skipped, {outcome.count('failed')} failed", flush=True)
+def stages(experiment, stage_rows: int) -> list[tuple[str, object]]:
+    """(name, sub-experiment) in the order they run: boosting, forests, the rest, at up to
+    `stage_rows` rows; then every larger dataset. Stages without a case are left out."""
+    def part(pairings, small: bool):
+        datasets = [d for d in experiment.datasets if ((d.n_samples or 0) <= stage_rows) == small]
+        chosen = [p for p in experiment.pairings if pairings(p.name)]
+        return dataclasses.replace(experiment, pairings=chosen, datasets=datasets)
+
+    plan = [("boosting", part(lambda n: n in FIRST_PAIRINGS, True)),
+            ("forests", part(lambda n: n in SECOND_PAIRINGS, True)),
+            ("others", part(lambda n: n not in FIRST_PAIRINGS + SECOND_PAIRINGS, True)),
+            ("larger", part(lambda n: True, False))]
+    return [(name, sub) for name, sub in plan if sub.cases()]
+
+
+class Suites:
+    """The experiment's stages, run a few at a time (`run`), into one recorder."""
+
+    def __init__(self, args: argparse.Namespace, work: Path, pack) -> None:
+        self.args, self.work, self.pack, self.records = args, work, pack, []
+        self.recorder = None
+        self.plan: list = []
+
+    def run(self, names: tuple[str, ...] | None = None) -> None:
+        """The stages named (all that are left: None), in the plan's order."""
+        if self.recorder is None:
+            self._open()
+        for name, sub in [(n, sub) for n, sub in self.plan if names is None or n in names]:
+            self.plan = [(n, s) for n, s in self.plan if n != name]
+            self._stage(name, sub)
+
+    def _open(self) -> None:
+        from mlcompare.config.experiment import load_experiment
+
+        args = self.args
+        names = [n for n in args.implementations.split(",") if n] or None
+        experiment = load_experiment(args.experiment, implementations=names)
+        if args.max_rows:
+            experiment = dataclasses.replace(experiment, datasets=[d for d in experiment.datasets
+                                                                   if (d.n_samples or 0) <= args.max_rows])
+        self.plan = stages(experiment, args.stage_rows)
+        if not args.no_mlflow:
+            try:
+                if not os.environ.get("MLFLOW_TRACKING_URI"):
+                    os.environ["MLFLOW_TRACKING_URI"] = f"sqlite:///{self.work.resolve() / 'mlflow.db'}"
+                from mlcompare.tracking.writer import Recorder
+
+                self.recorder = Recorder(experiment.name)
+            except ImportError as exc:
+                print(f"MLflow not importable ({exc})", flush=True)
+        if self.recorder is None:
+            print(f"writing JSON records to {self.work / 'records.jsonl'}", flush=True)
+            self.recorder = JsonRecorder(self.work / "records.jsonl")
+
+    def _stage(self, name: str, sub) -> None:
+        from mlcompare.suite.cases import prepare_datasets
+        from mlcompare.suite.runner import run_suite
+
+        start = time.perf_counter()
+        print(f"stage {name}: {len(sub.cases())} cases ({', '.join(p.name for p in sub.pairings)}; "
+              f"{', '.join(d.label for d in sub.datasets)})", flush=True)
+        outcome = run_suite(sub, self.recorder, prepared=prepare_datasets(sub))
+        self.records += outcome.records
+        (self.work / "results.json").write_text(json.dumps(self.records, indent=1, default=str))
+        print(f"stage {name} done in {time.perf_counter() - start:.0f} s: {outcome.count('ok')} ran, "
+              f"{outcome.count('skipped')} skipped, {outcome.count('failed')} failed", flush=True)
+        self.pack()
+
+
+def environment(out: Path) -> None:
+    """env.txt: the Python, every installed distribution and its version, the driver, nvidia-smi."""
+    from importlib import metadata
+
+    lines = [f"python {platform.python_version()} ({sys.executable})", f"platform {platform.platform()}", ""]
+    lines += sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions() if d.metadata["Name"])
+    try:
+        smi = subprocess.run(["nvidia-smi"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        smi = f"nvidia-smi: {exc}"
+    (out / "env.txt").write_text("\n".join(lines) + "\n\n" + smi)
+
+
+class Tee:
+    """This process's output to the terminal and to OUT/gpu_check.log."""
+
+    def __init__(self, stream, log: Path) -> None:
+        self.stream, self.log = stream, log.open("a", encoding="utf-8")
+
+    def write(self, text: str) -> int:
+        self.log.write(text)
+        self.log.flush()
+        return self.stream.write(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+        self.log.flush()
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path)
-    parser.add_argument("--experiment", default=str(REPO / "experiments" / "gpu-check.yaml"))
+    parser.add_argument("--work", type=Path, default=None,
+                        help="where the records are written before they are packed (default: a folder in /tmp)")
+    parser.add_argument("--data-dir", type=Path, default=None,
+                        help="the dataset cache (default: MLCOMPARE_DATA_DIR, else a folder in /tmp)")
+    parser.add_argument("--experiment", default=str(REPO / "experiments" / "gpu-first.yaml"))
     parser.add_argument("--implementations", default="", help="comma-separated filter, e.g. sklearn,xgboost")
     parser.add_argument("--max-rows", type=int, default=0, help="leave out datasets larger than this")
+    parser.add_argument("--stage-rows", type=int, default=300_000,
+                        help="datasets up to this many rows run in the first stages, larger ones last")
     parser.add_argument("--checks", default="all", help="all, none, or comma-separated check names")
+    parser.add_argument("--check-timeout", type=float, default=240.0, help="seconds a check may take (default 240)")
     parser.add_argument("--no-suite", action="store_true", help="probe and checks only")
     parser.add_argument("--no-mlflow", action="store_true", help="JSON records even where MLflow is installed")
     parser.add_argument("--check", help=argparse.SUPPRESS)  # one check, in this process
@@ -147,8 +247,24 @@ def main() -> int:
     if args.out is None:
         parser.error("--out is required")
     args.out.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("MLCOMPARE_DATA_DIR", str(args.out.resolve().parent / "mlcompare-data"))
-    probe(args.out)
+    work = (args.work or Path("/tmp") / f"mlcompare-gpu-check-{os.getpid()}").resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    data = args.data_dir or Path(os.environ.get("MLCOMPARE_DATA_DIR") or "/tmp/mlcompare-data")
+    if data.resolve().is_relative_to(args.out.resolve()):
+        parser.error(f"--data-dir {data} is inside --out: the datasets must not be sent back")
+    os.environ["MLCOMPARE_DATA_DIR"] = str(data.resolve())
+    sys.stdout = Tee(sys.stdout, args.out / "gpu_check.log")
+
+    def pack() -> None:
+        """OUT/runs.tgz from the work folder, as it is now (written aside, then moved over)."""
+        partial = args.out / "runs.tgz.partial"
+        with tarfile.open(partial, "w:gz") as tar:
+            tar.add(work, arcname="runs")
+        partial.replace(args.out / "runs.tgz")
+
+    environment(args.out)
+    probe(work)
+    pack()
     import gpu_checks
 
     names = list(gpu_checks.CHECKS) if args.checks == "all" else [] if args.checks == "none" else \
@@ -156,9 +272,12 @@ def main() -> int:
     unknown = sorted(set(names) - set(gpu_checks.CHECKS))
     if unknown:
         parser.error(f"unknown checks {unknown} (known: {', '.join(gpu_checks.CHECKS)})")
-    checks = run_checks(names, args.out)
+    suites = Suites(args, work, pack)
+    if not args.no_suite:  # first: the boosting stage's GPU rows come back within the first minutes
+        suites.run(("boosting",))
+    checks = run_checks(names, work, args.check_timeout, pack)
     if not args.no_suite:
-        run_experiment(args)
+        suites.run()
     return 1 if any(c["status"] == "fail" for c in checks) else 0
 
 

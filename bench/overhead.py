@@ -24,10 +24,15 @@ inside one run mean anything):
    the case-side timestamps come from a `sitecustomize` put on the case processes'
    PYTHONPATH, which wraps the case function without changing any of its code.
 2. `bare` — recorded against bare: for sklearn KMeans, sklearn LinearRegression and XGBoost
-   (cpu), the suite's recorded `fit_time_s` and `predict_time_s` (a case process, repeats,
-   device sync, the predictions brought to the host) against a bare loop of the same fits
-   and predicts on the same cached arrays in this process. Rounds alternate suite and bare
-   loop. The median ratio should be within 1.00 ± 0.03 for each phase.
+   (cpu), the suite's recorded `fit_time_s` and `predict_time_s` (a case process forked from
+   the warm worker, repeats, device sync, the predictions brought to the host) against a bare
+   loop of the same fits and predicts on the same cached arrays, in a child forked from a
+   fresh Python that imported the estimator's library (as the warm worker is), with the same
+   garbage-collector policy (off inside each timed call) and calls under 5 ms timed in
+   loops, as the harness times them. Each round
+   draws the cases' order and which of the two runs first. The median ratio over every
+   case and round should be within 1.00 ± 0.03 for each phase; the interval of that median
+   (order statistics over the case × round ratios) says whether the run resolved it.
 3. `logging` — logging 1,000 cases' params, metrics and tags into a fresh SQLite store.
 
 Run:  .venv/bin/python bench/overhead.py [--parts quick,bare,logging] [--tree PATH] [--rounds 3]
@@ -52,6 +57,7 @@ REPO = Path(__file__).resolve().parent.parent
 BENCH_EXPERIMENT = """\
 name: overhead
 repeats: 5
+rounds: 1
 datasets:
   - {generator: blobs, n_samples: 400000, n_features: 32, centers: 8, cluster_std: 4.0}
   - {generator: regression, n_samples: 1000000, n_features: 64}
@@ -282,36 +288,96 @@ def print_quick(s: dict) -> None:
 
 
 def bare_times(case, threads: int, repeats: int) -> tuple[list[float], list[float]]:
-    """The same fits and predicts as the suite's, on the same cached arrays, with nothing around them."""
-    from threadpoolctl import threadpool_limits
+    """The same fits and predicts as the suite's, on the same cached arrays, with nothing around
+    them, in a process made the way a case's is: a fresh Python that imports the estimator's
+    library first (as the warm worker does), then forks, and the child times the loop with
+    the same garbage-collector policy (off inside each timed call), the predictions made a
+    numpy array, and calls under 5 ms timed in loops of 50 ms (timeit's autorange)."""
+    import json as _json
+    import subprocess
 
-    from mlcompare.config.imports import import_estimator
-    from mlcompare.data import cache as datasets
-    from mlcompare.measure.threads import with_threads
-
-    arrays = datasets.load_split(datasets.materialise(case.dataset))
-    cls = import_estimator(case.implementation.estimator)
-    params = with_threads(cls, case.pairing.estimator_params(case.implementation), threads)
-    args = (arrays["X_train"],) if case.pairing.task == "clustering" else (arrays["X_train"], arrays["y_train"])
-    fits, predicts = [], []
-    with threadpool_limits(limits=threads):
-        model = cls(**params).fit(*args)  # warm-up, as the suite's cold fit
-        for _ in range(repeats):
-            start = time.perf_counter()
-            model = cls(**params).fit(*args)
-            fits.append(time.perf_counter() - start)
-        model.predict(arrays["X_test"])  # warm-up, as the suite's first predict
-        for _ in range(repeats):
-            start = time.perf_counter()
-            model.predict(arrays["X_test"])
-            predicts.append(time.perf_counter() - start)
+    job = {"estimator": case.implementation.estimator, "params": case.pairing.estimator_params(case.implementation),
+           "task": case.pairing.task, "dataset": str(_materialised(case)), "threads": threads, "repeats": repeats}
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--bare-child", _json.dumps(job)],
+                          capture_output=True, text=True, timeout=1800, env={**os.environ, "PYTHONPATH": str(REPO)})
+    if done.returncode != 0:
+        raise RuntimeError(f"the bare loop failed: {done.stderr[-2000:]}")
+    fits, predicts = _json.loads(done.stdout.strip().splitlines()[-1])
     return fits, predicts
 
 
+def _materialised(case) -> Path:
+    from mlcompare.data import cache as datasets
+
+    return datasets.materialise(case.dataset)
+
+
+def bare_child(job: dict) -> None:
+    """`--bare-child`: import the estimator's library, fork, time the loop in the child, print it."""
+    import json as _json
+
+    from mlcompare.config.imports import import_estimator
+
+    cls = import_estimator(job["estimator"])  # the warm worker's preload
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            os.write(w, _json.dumps(_bare_loop(cls, job)).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as pipe:
+        data = pipe.read()
+    os.waitpid(pid, 0)
+    print(data.decode())
+
+
+def _bare_loop(cls, job: dict) -> list[list[float]]:
+    import gc
+    import math
+
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    from mlcompare.data import cache as datasets
+    from mlcompare.measure.threads import with_threads
+
+    arrays = datasets.load_split(Path(job["dataset"]))
+    params = with_threads(cls, job["params"], job["threads"])
+    args = (arrays["X_train"],) if job["task"] == "clustering" else (arrays["X_train"], arrays["y_train"])
+
+    def timed(fn, loops: int = 1) -> float:
+        gc.disable()
+        try:
+            start = time.perf_counter()
+            for _ in range(loops):
+                fn()
+            return (time.perf_counter() - start) / loops
+        finally:
+            gc.enable()
+
+    def values(fn) -> list[float]:
+        first = timed(fn)  # long enough: the first value; too short: it sets a loop of 50 ms of calls
+        loops = 1 if first >= 0.005 else max(2, math.ceil(0.05 / first))
+        return ([first] if loops == 1 else []) + [timed(fn, loops) for _ in range(job["repeats"] - (loops == 1))]
+
+    with threadpool_limits(limits=job["threads"]):
+        model = cls(**params).fit(*args)  # warm-up, as the suite's cold fit
+        fits = values(lambda: cls(**params).fit(*args))
+        model = cls(**params).fit(*args)
+        np.asarray(model.predict(arrays["X_test"]))  # warm-up, as the suite's first predict
+        predicts = values(lambda: np.asarray(model.predict(arrays["X_test"])))
+    return [fits, predicts]
+
+
 def recorded_vs_bare(rounds: int, work: Path) -> dict[tuple[str, str, str], list[float]]:
-    """Per case, phase (fit, predict) and round: a one-case suite and the bare loop back to
-    back, in alternating order."""
+    """Per case, phase (fit, predict) and round: a one-case suite (one process) and the bare loop
+    (one forked child) back to back, the cases and which of the two goes first drawn anew each
+    round (seeded: a rerun draws the same)."""
     import dataclasses
+    import random
 
     from mlcompare.config.experiment import load_experiment
     from mlcompare.measure.threads import default_threads
@@ -324,7 +390,9 @@ def recorded_vs_bare(rounds: int, work: Path) -> dict[tuple[str, str, str], list
     threads = default_threads()
     cases = [c for c in experiment.cases() if (c.pairing.name, c.implementation.name) in MEASURED]
     ratios: dict[tuple[str, str, str], list[float]] = {(*k, phase): [] for k in MEASURED for phase in PHASES}
+    order = random.Random(0)
     for round_ in range(1, rounds + 1):
+        order.shuffle(cases)
         for case in cases:
             one = dataclasses.replace(experiment, pairings=[case.pairing], datasets=[case.dataset],
                                       implementations=[case.implementation.name])
@@ -337,7 +405,7 @@ def recorded_vs_bare(rounds: int, work: Path) -> dict[tuple[str, str, str], list
                 fits, predicts = bare_times(case, threads, experiment.repeats)
                 return {"fit": statistics.median(fits), "predict": statistics.median(predicts)}
 
-            if round_ % 2:
+            if order.random() < 0.5:
                 recorded, plain = suite(), bare()
             else:
                 plain, recorded = bare(), suite()
@@ -379,9 +447,16 @@ def main() -> int:
                         help="an SQLite store file to reuse, as a second run finds it (default: a fresh one)")
     parser.add_argument("--no-warm-worker", dest="warm", action="store_false",
                         help="quick: every case in a fresh process")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=7, help="bare: rounds of every case (default 7)")
     parser.add_argument("--log-cases", type=int, default=1000)
+    parser.add_argument("--bare-child", help=argparse.SUPPRESS)  # one bare loop, in a process of its own
     args = parser.parse_args()
+    if args.bare_child:
+        import json as _json
+
+        sys.path.insert(0, str(REPO))
+        bare_child(_json.loads(args.bare_child))
+        return 0
     parts = set(args.parts.split(","))
     args.tree = args.tree.resolve()
     experiment = (args.experiment or args.tree / "experiments" / "quick.yaml").resolve()
@@ -405,10 +480,15 @@ def main() -> int:
             for (pairing, impl, phase), values in sorted(ratios.items()):
                 print(f"   {pairing:<18} {impl:<12} {phase:<7} median ratio {statistics.median(values):.3f} "
                       f"(rounds: {', '.join(f'{v:.3f}' for v in values)})")
+            from mlcompare.measure.stats import median_interval
+
             for phase in PHASES:
-                overall = statistics.median([r for (_, _, p), values in ratios.items() if p == phase for r in values])
-                verdict = "within" if abs(overall - 1) <= 0.03 else "OUTSIDE"
-                print(f"   {phase}: overall median ratio {overall:.3f}: {verdict} 1.00 ± 0.03")
+                values = [r for (_, _, p), found in ratios.items() if p == phase for r in found]
+                overall, interval = statistics.median(values), median_interval(values)
+                width = f", interval {interval.low:.3f}–{interval.high:.3f} ({interval.level:.1%})" if interval else ""
+                verdict = ("resolved within" if interval and 0.97 <= interval.low and interval.high <= 1.03 else
+                           "not resolved to")
+                print(f"   {phase}: overall median ratio {overall:.3f}{width}: {verdict} 1.00 ± 0.03")
 
         if "logging" in parts:
             from mlcompare.tracking.writer import Recorder

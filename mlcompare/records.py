@@ -71,6 +71,8 @@ class CaseSpec(TypedDict, total=False):
     predict_batch_sizes: list[int]  # predict latency by batch size (`measure.latency`)
     predict_latency_budget_s: float
     audit_keys: dict[str, str]  # the pairing's audited concepts -> this library's key for each
+    reader: str  # GPU device inputs: "cudf" or "pyarrow", chosen once by the suite
+    reader_note: str  # why pyarrow, where cuDF is installed
     progress_path: str  # where the worker marks the start and end of its first fit (set by isolation)
 
 
@@ -102,6 +104,8 @@ class CaseRecord(TypedDict, total=False):
     process: str  # "forked" (from the suite's warm worker) or "fresh" (a new Python process)
     threads: int
     load_reader: str  # what read the cached dataset: "pyarrow" (host memory) or "cudf" (device memory)
+    load_reader_note: str  # why a GPU case with device inputs read with pyarrow (cuDF unused, or broken)
+    rmm_pool: str  # how the case's device memory was set up (an RMM pool for RAPIDS, CuPy's own pool else)
     gpu_memory_method: str  # how fit_peak_gpu_memory_mb was measured (device.gpu_memory_meter)
     gpu_clock_reasons: str  # why the GPU's clocks were held down at the case's start and end (NVML)
     energy_source: str  # what `fit_energy_<kind>_j` summed (`measure.energy`)

@@ -22,11 +22,13 @@ class FallbackError(RuntimeError):
 
 
 def verify_device(model: Any, spec: CaseSpec, gpu_growth_mb: float | None = None,
-                  accel_report: Any = None) -> str:
-    """Where the model says it trained, in words; a GPU implementation that fell back raises."""
+                  accel_report: Any = None, accel_calls: tuple[str, ...] = ("fit",)) -> str:
+    """Where the model says it trained, in words; a GPU implementation that fell back raises.
+    Under cuml.accel, every method in `accel_calls` (fit, and predict or transform) must have
+    run on the GPU in every call the profile holds (it spans every timed call)."""
     wanted_gpu = spec["device"] == "gpu"
     if spec.get("accelerator") == "cuml.accel" and wanted_gpu:
-        evidence = _accel_evidence(accel_report, spec["estimator"].rsplit(".", 1)[1], gpu_growth_mb)
+        evidence = _accel_evidence(accel_report, spec["estimator"].rsplit(".", 1)[1], gpu_growth_mb, accel_calls)
         setup = spec.get("accelerator_setup")
         return f"{evidence[:-1]}; {setup})" if setup else evidence
     library = spec["library"].split(".", 1)[0]  # "xgboost.dask" trains XGBoost boosters too
@@ -84,17 +86,22 @@ def _catboost_evidence(model: Any, wanted_gpu: bool) -> str:
     return f"{'cuda' if wanted_gpu else 'cpu'} (CatBoost task_type={where}{devices})"
 
 
-def _accel_evidence(report: Any, class_name: str, gpu_growth_mb: float | None) -> str:
-    """cuml.accel falls back to the CPU silently; its profiler says where fit really ran."""
-    counts = device.accel_fit_calls(report, class_name)
+def _accel_evidence(report: Any, class_name: str, gpu_growth_mb: float | None,
+                    methods: tuple[str, ...] = ("fit",)) -> str:
+    """cuml.accel falls back to the CPU silently; its profiler says where each call really ran."""
     growth = "" if gpu_growth_mb is None else f"; device memory +{gpu_growth_mb:.1f} MB during fit"
-    if counts is None:  # install_accelerator refuses a cuml.accel without a profiler; never trusted here
-        raise FallbackError(f"cuml.accel gave no profile of {class_name}.fit: where it ran cannot be shown")
-    gpu_calls, cpu_calls, reasons = counts
-    if cpu_calls or not gpu_calls:
-        why = "; ".join(reasons) or "no GPU call was recorded"
-        raise FallbackError(f"silent CPU fallback: cuml.accel ran {class_name}.fit on the CPU ({why})")
-    return f"cuda (cuml.accel profiler: {class_name}.fit ran on the GPU{growth})"
+    ran = []
+    for method in methods:
+        counts = device.accel_calls(report, class_name, method)
+        if counts is None:  # install_accelerator refuses a cuml.accel without a profiler; never trusted here
+            raise FallbackError(f"cuml.accel gave no profile of {class_name}.{method}: where it ran cannot be shown")
+        gpu_calls, cpu_calls, reasons = counts
+        if cpu_calls or not gpu_calls:
+            why = "; ".join(reasons) or "no GPU call was recorded"
+            raise FallbackError(f"silent CPU fallback: cuml.accel ran {class_name}.{method} on the CPU in "
+                                f"{cpu_calls} of {gpu_calls + cpu_calls} profiled calls ({why})")
+        ran.append(f"{class_name}.{method} ×{gpu_calls}")
+    return f"cuda (cuml.accel profiler, every timed call: {', '.join(ran)} on the GPU{growth})"
 
 
 def effective_params(model: Any) -> dict[str, str]:

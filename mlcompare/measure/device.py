@@ -87,16 +87,50 @@ def library_installed(library: str) -> bool:
     return importlib.util.find_spec(library.split(".", 1)[0]) is not None
 
 
+#: Libraries whose import is tried in a fresh process before they are used: a broken RAPIDS
+#: install (a library path, a pinned dependency) fails at import, and must not take the
+#: other GPU cases down with it.
+PROBED_IMPORTS = ("cuml", "cudf")
+#: Seconds an import probe may take (RAPIDS imports take seconds; a hang is a failure).
+IMPORT_PROBE_TIMEOUT_S = 120.0
+
+
+@functools.lru_cache(maxsize=None)
+def import_problem(module: str) -> str | None:
+    """Why `import module` fails in a fresh Python here, in one line; None when it works.
+
+    Asked once per process and module, in a child process with a time limit, so that a
+    crash or a hang of the import is a reason, not the end of the suite.
+    """
+    import subprocess
+
+    if not library_installed(module):
+        return f"{module} not installed"
+    try:
+        done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True,
+                              timeout=IMPORT_PROBE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return f"{module} is installed but `import {module}` did not finish in {IMPORT_PROBE_TIMEOUT_S:.0f} s"
+    if done.returncode == 0:
+        return None
+    last = next((line for line in reversed(done.stderr.strip().splitlines()) if line.strip()), "")
+    return f"{module} is installed but `import {module}` fails: {last[:300] or f'exit {done.returncode}'}"
+
+
 def skip_reason(library: str, device: str) -> str | None:
     """Why an implementation cannot run here, or None when it can.
 
     `library` may be an accelerator such as "cuml.accel": it needs cuML and a GPU. GPU
     implementations need CuPy (device arrays) and a CUDA device; cuDF is optional (without
-    it the data is read by pyarrow and copied to the device).
+    it the data is read by pyarrow and copied to the device). cuML and cuDF must also
+    import (tried in a fresh process: `import_problem`).
     """
     reasons = []
+    root = library.split(".", 1)[0]
     if not library_installed(library):
-        reasons.append(f"{library.split('.', 1)[0]} not installed")
+        reasons.append(f"{root} not installed")
+    elif root in PROBED_IMPORTS and import_problem(root):
+        reasons.append(import_problem(root))
     if device == "gpu":
         if not library_installed("cupy"):
             reasons.append("cupy not installed")
@@ -243,33 +277,85 @@ def _on_off(value: Any) -> str:
 
 # -- this process's device: initialised before any timer --------------------------------------
 
-def device_reader() -> str:
-    """How a GPU case reads its cached dataset: 'cudf' (straight into device memory) when
-    cuDF is installed, else 'pyarrow' (into host memory, then one copy to the device)."""
-    return "cudf" if library_installed("cudf") else "pyarrow"
+#: The RAPIDS libraries: they allocate through RMM, and importing them routes CuPy through it too.
+RAPIDS = ("cuml", "cudf")
 
 
-def init_device(reader: str = "pyarrow") -> float:
-    """Import the device libraries, create this process's CUDA context, and make the first
-    allocation (which sets up CuPy's or RMM's memory pool); return the seconds it took.
+def choose_reader(library: str = "") -> tuple[str, str]:
+    """(how a GPU case reads its cached dataset, why): 'cudf' (straight into device memory)
+    for a RAPIDS library when cuDF imports here, else 'pyarrow' (into host memory, then one
+    copy to the device). Another library (XGBoost, CatBoost) always reads with pyarrow:
+    importing cuDF switches CuPy's allocator to RMM, so its inputs would be allocated
+    differently depending on whether cuDF happens to be installed."""
+    if library.split(".", 1)[0] not in RAPIDS:
+        return "pyarrow", f"{library or 'this library'} does not allocate through RMM: read with pyarrow, cuDF unused"
+    problem = import_problem("cudf")
+    if problem:
+        return "pyarrow", f"{problem}: read with pyarrow"
+    return "cudf", ""
+
+
+def device_reader(library: str = "") -> str:
+    """`choose_reader`'s reader alone."""
+    return choose_reader(library)[0]
+
+
+#: What `init_device` set up for this process's device memory, in words (the `rmm_pool` tag).
+_memory_setup = {"rmm_pool": "not set up"}
+
+
+def memory_setup() -> dict[str, str]:
+    """How `init_device` set up this process's device memory: {"rmm_pool": ...}."""
+    return dict(_memory_setup)
+
+
+def init_device(reader: str = "pyarrow", library: str = "") -> float:
+    """Import the device libraries, create this process's CUDA context, set up the memory
+    pool, make the first allocation and compile the kernels the harness itself uses; return
+    the seconds it took.
 
     Called before any timer, so that neither the load nor the cold fit holds these one-off
-    costs. RMM's allocation statistics are switched on here when RMM is installed (before
-    the first allocation it must count; see `gpu_memory_meter`).
+    costs. For a RAPIDS library (cuML, cuDF) RMM is made a pool allocator first
+    (`rmm.reinitialize(pool_allocator=True)`, as cuML users do: without it every warm fit
+    pays cudaMalloc and cudaFree), then its allocation statistics are switched on (over the
+    pool, before the first allocation they must count; see `gpu_memory_meter`). Other
+    libraries never import RMM or cuDF: CuPy keeps its own pool for their inputs.
     """
     started = time.perf_counter()
     import cupy
 
+    rapids = library.split(".", 1)[0] in RAPIDS
     if reader == "cudf":
         import cudf  # noqa: F401 - its import (seconds) must not be inside the timed load
-    if library_installed("rmm"):
+    if rapids and library_installed("rmm"):
+        import rmm
         import rmm.statistics
 
+        rmm.reinitialize(pool_allocator=True)
         rmm.statistics.enable_statistics()
+        _memory_setup["rmm_pool"] = "pool (rmm.reinitialize(pool_allocator=True)), statistics over it"
+    elif rapids:
+        _memory_setup["rmm_pool"] = "none: rmm not installed"
+    else:
+        _memory_setup["rmm_pool"] = f"none: {library or 'this library'} allocates outside RMM; CuPy's own pool"
     cupy.cuda.Device(0).use()
     cupy.zeros(1, dtype=cupy.float32)  # the context and the pool's first block
+    warm_harness_kernels()
     synchronize()
     return time.perf_counter() - started
+
+
+def warm_harness_kernels(dtypes: tuple[str, ...] = ("float32", "float64", "int64")) -> None:
+    """Run once, on tiny arrays, every device operation the harness itself times (the copy
+    to the device in either layout, the layout change, the copy back), so that CuPy compiles
+    their kernels (NVRTC, seconds the first time) here and not in the first case's timers."""
+    for dtype in dtypes:
+        host = np.zeros((4, 3), dtype=dtype)
+        for order in ORDERS:
+            copy = to_device(host, order)
+            for other in ORDERS:
+                in_layout(copy, other)
+            to_host(copy)
 
 
 def synchronize() -> None:
@@ -561,15 +647,15 @@ def accel_profile() -> Any:
     return cuml.accel.profile(quiet=True)
 
 
-def accel_fit_calls(report: Any, class_name: str) -> tuple[int, int, list[str]] | None:
-    """(GPU calls, CPU calls, fallback reasons) of `class_name.fit` in a cuml.accel profile."""
+def accel_calls(report: Any, class_name: str, method: str = "fit") -> tuple[int, int, list[str]] | None:
+    """(GPU calls, CPU calls, fallback reasons) of `class_name.method` in a cuml.accel profile."""
     calls = getattr(report, "method_calls", None)
     if calls is None:
         return None
     gpu = cpu = 0
     reasons: set[str] = set()
     for qualname, stats in calls.items():
-        if qualname.split(".")[-2:] == [class_name, "fit"]:
+        if qualname.split(".")[-2:] == [class_name, method]:
             gpu += stats.gpu_calls
             cpu += stats.cpu_calls
             reasons |= set(stats.fallback_reasons)

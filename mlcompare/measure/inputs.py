@@ -43,22 +43,26 @@ class Inputs:
     reader: str  # "pyarrow" or "cudf"
     order: str
     device_init_s: float | None = None  # GPU cases only
+    reader_note: str = ""  # why a GPU case with device inputs reads with pyarrow
 
 
 def load(directory: str | Path, order: str = "C", on_gpu: bool = False, device_input: bool = False,
          prepare: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]] | None = None,
-         reader: str | None = None) -> Inputs:
+         reader: str | None = None, library: str = "", reader_note: str = "") -> Inputs:
     """Read a cached dataset for one case and lay it out; GPU inputs end up on the device.
 
     `prepare` is a plugin's data preparation (untimed, on the host, identical for every
     implementation): its arrays exist on the host only, so they reach the device by a copy.
-    `reader` forces 'pyarrow' or 'cudf' for device inputs (bench/gpu_check.py tries both).
+    `reader` forces 'pyarrow' or 'cudf' for device inputs (the suite chooses once for its
+    cases, bench/gpu_check.py tries both); else it is chosen here for `library`
+    (`device.choose_reader`: cuDF for RAPIDS libraries only, and only when it imports).
     """
     directory = Path(directory)
     if not device_input or prepare is not None:
-        reader = "pyarrow"
-    reader = reader or device.device_reader()
-    init_s = device.init_device(reader) if on_gpu else None
+        reader, reader_note = "pyarrow", ""
+    if reader is None:
+        reader, reader_note = device.choose_reader(library)
+    init_s = device.init_device(reader, library) if on_gpu else None
     data: dict[str, Any] | None = None
     if reader == "cudf":
         host = laid_out(datasets.load_split(directory), order)  # for scoring and the host-input fits: untimed
@@ -79,7 +83,7 @@ def load(directory: str | Path, order: str = "C", on_gpu: bool = False, device_i
         data = host
     check_layout(data, order)
     return Inputs(host=host, data=data, load_s=load_s, transfer_in_s=transfer_s, reader=reader, order=order,
-                  device_init_s=init_s)
+                  device_init_s=init_s, reader_note=reader_note)
 
 
 def laid_out(arrays: dict[str, np.ndarray], order: str) -> dict[str, np.ndarray]:

@@ -77,7 +77,7 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
     for key in ("skip_reason", "error", "ran_on", "threadpools", "library_version", "parity", "dataset_sha256",
                 "signal", "worker_host", "dask_worker", "baseline_host", "timing_stability", "memory_method",
                 "load_reader", "gpu_memory_method", "gpu_clock_reasons", "energy_source", "energy_unavailable",
-                "latency_note", "interval_note", "cpu_others_note"):
+                "latency_note", "interval_note", "cpu_others_note", "load_reader_note", "rmm_pool"):
         if record.get(key):
             tags[key] = str(record[key])
     if record.get("process"):

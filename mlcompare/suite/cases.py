@@ -18,6 +18,7 @@ from mlcompare.config.imports import ALLOWED_MODULE_PREFIXES
 from mlcompare.data import cache as datasets
 from mlcompare.errors import InputError
 from mlcompare.measure.capability import skip_reason
+from mlcompare.measure.device import choose_reader as device_reader
 from mlcompare.records import CaseRecord, CaseSpec, Failure, Status
 from mlcompare.suite.interrupts import Interrupted, SignalGuard
 from mlcompare.suite.isolation import run_isolated
@@ -179,6 +180,9 @@ def case_spec(case: Case, experiment: Experiment, threads: int | None, prepared:
             "predict_batch_sizes": list(experiment.predict_batch_sizes),
             "predict_latency_budget_s": experiment.predict_latency_budget_s,
             "audit_keys": case.pairing.audit_keys(impl)}
+    if impl.device == "gpu" and not impl.accelerator and not impl.host_input and not impl.distributed:
+        # chosen once for the suite (an import of cuDF tried in a fresh process), not in every case
+        spec["reader"], spec["reader_note"] = device_reader(impl.library)
     return base, spec
 
 

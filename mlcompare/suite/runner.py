@@ -314,6 +314,8 @@ def _spread_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment
                     yield index, made[0]
                 continue
             base, spec = made
+            spec.pop("reader", None)  # each worker chooses its own reader: cuDF may work there, not here
+            spec.pop("reader_note", None)
             bases[index] = base
             jobs.append(spread.Job(index, spec, case.dataset, base["dataset_sha256"],
                                    case.implementation.device == "gpu"))

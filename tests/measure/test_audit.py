@@ -22,7 +22,7 @@ def test_cuml_accel_without_a_profile_is_refused_not_trusted():
 def test_cuml_accel_with_a_cpu_call_in_its_profile_is_a_fallback():
     stats = SimpleNamespace(gpu_calls=1, cpu_calls=1, fallback_reasons={"sparse input"})
     report = SimpleNamespace(method_calls={"KMeans.fit": stats, "KMeans.predict": stats})
-    with pytest.raises(FallbackError, match=r"ran KMeans.fit on the CPU \(sparse input\)"):
+    with pytest.raises(FallbackError, match=r"ran KMeans.fit on the CPU in 1 of 2 profiled calls \(sparse input\)"):
         verify_device(None, ACCEL, accel_report=report)
     nothing = SimpleNamespace(method_calls={})
     with pytest.raises(FallbackError, match="no GPU call was recorded"):

@@ -72,8 +72,9 @@ def recorded(monkeypatch):
         yield device.GpuMemory(method="stand-in", peak_mb=1.0)
 
     monkeypatch.setattr(timing, "timed", recording_timed)
-    monkeypatch.setattr(device, "device_reader", lambda: "pyarrow")
-    monkeypatch.setattr(device, "init_device", lambda reader="pyarrow": events.append(("init", reader)) or 0.25)
+    monkeypatch.setattr(device, "choose_reader", lambda library="": ("pyarrow", "a stand-in's choice"))
+    monkeypatch.setattr(device, "init_device",
+                        lambda reader="pyarrow", library="": events.append(("init", reader)) or 0.25)
     monkeypatch.setattr(device, "synchronize", lambda: events.append(("sync",)))
     monkeypatch.setattr(device, "to_device", to_device)
     monkeypatch.setattr(device, "gpu_memory_meter", gpu_memory_meter)
@@ -150,7 +151,7 @@ def test_with_cudf_the_timed_load_is_the_read_and_the_layout_as_for_pyarrow(tmp_
         moved.extend(id(a) for a in out.values())
         return out
 
-    monkeypatch.setattr(device, "device_reader", lambda: "cudf")
+    monkeypatch.setattr(device, "choose_reader", lambda library="": ("cudf", ""))
     monkeypatch.setattr(device, "read_split_device", read_split_device)
     monkeypatch.setattr(device, "frames_to_arrays", frames_to_arrays)
     record = run_case(_spec(tmp_path, "gpu", "F"))
@@ -177,3 +178,47 @@ def test_a_gpu_case_gets_the_cpu_baseline_s_host_threads(tmp_path, recorded):
     assert record["effective_params"]["n_jobs"] == "2"
     assert _gpu_threads(record) == "host: 2"
     assert _gpu_threads({"effective_params": {"n_bins": "128"}}) == "library default"  # cuML: no such parameter
+
+
+def _accel_report(predict_cpu_calls: int = 0):
+    from types import SimpleNamespace
+
+    def stats(gpu, cpu, reasons=()):
+        return SimpleNamespace(gpu_calls=gpu, cpu_calls=cpu, fallback_reasons=set(reasons))
+
+    return SimpleNamespace(method_calls={
+        "RecordingRegression.fit": stats(4, 0),
+        "RecordingRegression.predict": stats(4, predict_cpu_calls, ["a sparse batch"] if predict_cpu_calls else [])})
+
+
+def _accelerated(tmp_path, recorded, monkeypatch, report):
+    events, _ = recorded
+
+    @contextlib.contextmanager
+    def accel_profile():
+        events.append(("profile starts",))
+        yield report
+        events.append(("profile ends",))
+
+    monkeypatch.setattr(device, "accel_profile", accel_profile)
+    return run_case(_spec(tmp_path, "gpu", "C") | {"accelerator": "cuml.accel"})
+
+
+def test_cuml_accel_s_profile_spans_every_timed_call(tmp_path, recorded, monkeypatch):
+    """The profiler (a recording stand-in of our own device function) starts before the cold
+    fit's timer and ends after the last predict's: a CPU fallback in a warm fit or a predict is
+    seen, not timed as GPU work."""
+    events, _ = recorded
+    record = _accelerated(tmp_path, recorded, monkeypatch, _accel_report())
+    start, end = events.index(("profile starts",)), events.index(("profile ends",))
+    timers = [i for i, e in enumerate(events) if e == ("timer", True)]
+    assert start < timers[0] and end > max(i for i, e in enumerate(events) if e == ("end", True))
+    assert "RecordingRegression.fit ×4, RecordingRegression.predict ×4 on the GPU" in record["ran_on"]
+
+
+def test_a_cpu_fallback_in_a_timed_predict_fails_the_case(tmp_path, recorded, monkeypatch):
+    from mlcompare.measure.audit import FallbackError
+
+    with pytest.raises(FallbackError, match=r"RecordingRegression.predict on the CPU in 1 of 5 profiled calls "
+                                            r"\(a sparse batch\)"):
+        _accelerated(tmp_path, recorded, monkeypatch, _accel_report(predict_cpu_calls=1))

@@ -34,46 +34,62 @@ def test_the_json_recorder_takes_what_the_suite_hands_it(tmp_path):
     assert pd.read_json(tmp_path / "comparison_table.json", orient="split").equals(table)
 
 
-BLOCK_MLFLOW = """\
-import sys
-
-for name in ("mlflow", "cudf", "cuml"):  # as on a GPU box where only XGBoost and CuPy were carried
-    sys.modules[name] = None
-"""
+BROKEN = 'raise ImportError("{name} blocked for the test: as on a GPU box where only XGBoost was carried")\n'
 
 
-def test_without_mlflow_or_a_gpu_it_probes_skips_each_check_with_a_reason_and_records_json(workdir):
-    blocker = workdir / "blocker"
-    blocker.mkdir()
-    write(blocker / "sitecustomize.py", BLOCK_MLFLOW)
-    experiment = write(workdir / "check.yaml", """\
-        name: check
-        repeats: 2
-        rounds: 1
-        datasets: [{generator: classification, n_samples: 400, n_features: 5, order: [C, F]}]
-        pairings: [gradient_boosting]
-        implementations: [sklearn, xgboost_gpu]
-    """)
-    out = workdir / "out"
+def _blocked(folder):
+    """mlflow, cudf and cuml packages of our own on the path, each failing on import."""
+    for name in ("mlflow", "cudf", "cuml"):
+        (folder / name).mkdir(parents=True)
+        (folder / name / "__init__.py").write_text(BROKEN.format(name=name))
+    return folder
+
+
+def test_without_mlflow_or_a_gpu_it_runs_in_stages_and_returns_three_files(workdir):
+    """gpu-first.yaml's pairings at small sizes, MLflow, cuDF and cuML broken: the probe, every
+    check skipped with its reason, the stages in order (boosting first), the GPU cases skipped
+    with theirs (cuML's: its import fails), and OUT holding exactly runs.tgz, env.txt and the
+    log; the datasets elsewhere."""
+    import tarfile
+
+    blocker = _blocked(workdir / "blocker")
+    first = (REPO / "experiments" / "gpu-first.yaml").read_text()
+    small = first.replace("[100000, 300000, 1000000]", "[400, 900]").replace("[100000, 300000]", "[400]") \
+        .replace("n_samples: 100000", "n_samples: 400").replace("n_features: 64", "n_features: 5")
+    assert small != first
+    experiment = write(workdir / "check.yaml", small)
+    out, data = workdir / "out", workdir / "data-elsewhere"
     env = cli_env()
     env["PYTHONPATH"] = f"{blocker}:{env['PYTHONPATH']}"
     done = subprocess.run([sys.executable, str(REPO / "bench" / "gpu_check.py"), "--out", str(out),
-                           "--experiment", str(experiment)], capture_output=True, text=True, env=env,
-                          timeout=600, cwd=workdir)
+                           "--experiment", str(experiment), "--data-dir", str(data), "--stage-rows", "500",
+                           "--work", str(workdir / "work")], capture_output=True, text=True, env=env,
+                          timeout=900, cwd=workdir)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "MLflow not importable" in done.stdout and not (out / "mlflow.db").exists()
-    probe = json.loads((out / "probe.json").read_text())
+    assert sorted(p.name for p in out.iterdir()) == ["env.txt", "gpu_check.log", "runs.tgz"]
+    assert "MLflow not importable" in done.stdout and (data / ".").exists()
+    log = (out / "gpu_check.log").read_text()
+    order = [line.split(":")[0] for line in log.splitlines() if line.startswith("stage ") and "done" not in line]
+    assert order == ["stage boosting", "stage forests", "stage others", "stage larger"], order
+    assert "xgboost==" in (out / "env.txt").read_text()
+    with tarfile.open(out / "runs.tgz") as tar:
+        names = set(tar.getnames())
+        assert {"runs/probe.json", "runs/checks.json", "runs/records.jsonl", "runs/results.json"} <= names
+        probe = json.loads(tar.extractfile("runs/probe.json").read())
+        checks = json.loads(tar.extractfile("runs/checks.json").read())
+        lines = [json.loads(line) for line in tar.extractfile("runs/records.jsonl").read().splitlines()]
     assert probe["gpus"] == device.cuda_devices()[0]
-    checks = json.loads((out / "checks.json").read_text())
     assert len(checks) >= 9 and all(c["status"] in ("pass", "skip") for c in checks)
+    cases = [c for c in lines if c["kind"] == "case"]
+    assert sum(c["kind"] == "suite" for c in lines) == 4  # a suite per stage
+    ran = [c for c in cases if c["tags"]["case_status"] == "ok"]
+    assert ran and all(c["tags"]["load_reader"] == "pyarrow" for c in ran)
+    assert {c["params"]["implementation"] for c in ran} >= {"sklearn", "xgboost_cpu", "xgboost_rf_cpu"}
     if not probe["gpus"]:
-        assert all(c["status"] == "skip" and c["detail"] for c in checks)
-    cases = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
-    cases = [c for c in cases if c["kind"] == "case"]
-    assert sorted((c["params"]["implementation"], c["params"]["order"]) for c in cases) == [
-        ("sklearn", "C"), ("sklearn", "F"), ("xgboost_gpu", "C"), ("xgboost_gpu", "F")]
-    for case in cases:
-        if case["params"]["implementation"] == "sklearn":
-            assert case["tags"]["load_reader"] == "pyarrow" and case["metrics"]["accuracy"] > 0.5
-        elif not probe["gpus"]:
-            assert case["tags"]["case_status"] == "skipped" and "no CUDA device" in case["tags"]["skip_reason"]
+        gpu = [c for c in cases if c["params"]["device"] == "gpu"]
+        assert gpu and all(c["tags"]["case_status"] == "skipped" for c in gpu)
+        cuml = [c for c in gpu if c["params"]["library"].startswith("cuml")]
+        assert cuml and all("`import cuml` fails: ImportError: cuml blocked" in c["tags"]["skip_reason"]
+                            for c in cuml)
+        xgboost = [c for c in gpu if c["params"]["implementation"] == "xgboost_gpu"]
+        assert xgboost and all("import" not in c["tags"]["skip_reason"] for c in xgboost)

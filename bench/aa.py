@@ -1,0 +1,144 @@
+"""A/A and A/B: how often `mlcompare compare` calls a change where there is none, and whether it
+finds a known one, at the default processes and repeats, on this machine.
+
+A/A: the same experiment (18 CPU cases of the four mission pairings at small sizes, seven
+implementations) run as two suites one after the other, compared with `mlcompare compare`'s
+own code; that again for every pair. Counted over every timing test (fit and predict of each
+shared case):
+
+- the per-test false-change rate at the stated level: the share of tests whose exact p-value
+  is at most 1 − the level, i.e. whose interval at that level excludes 1 (stated: at most 5 %);
+- the family's: the share of pairs in which the Benjamini–Hochberg verdicts called anything at
+  all (stated: at most 5 %), and in which `--fail-slower 1.1` (and 1.0) would fail.
+
+A/B: the same pairs with one side given one CPU thread instead of the default (every physical
+core): the share of cases called slower, and whether the gate fails. The two sides alternate
+which runs first.
+
+Run:  .venv/bin/python bench/aa.py [--pairs 6] [--ab-pairs 2] [--out results.json]
+It prints the figures and writes every pair's tests to --out. Minutes per pair (two suites).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+EXPERIMENT = """\
+name: aa
+datasets:
+  - {generator: blobs, n_samples: [20000, 60000], n_features: 16, centers: 8, cluster_std: 4.0}
+  - {generator: classification, n_samples: [3000, 8000], n_features: 16}
+  - {generator: regression, n_samples: [20000, 100000], n_features: 32}
+pairings: [kmeans, random_forest, gradient_boosting, linear_regression]
+implementations: [sklearn, sklearnex, xgboost_cpu, lightgbm]
+"""
+
+
+def run_suite(folder: Path, *flags: str) -> str:
+    """One suite of the experiment, through the command line's own entry point; its parent run id."""
+    from mlcompare.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["run", str(folder / "aa.yaml"), "--quiet", *flags])
+    if code != 0:
+        raise SystemExit(f"bench/aa.py: a suite exited {code}: {out.getvalue()[-2000:]}")
+    return next(line.split("parent run ")[1].split()[0] for line in out.getvalue().splitlines()
+                if "parent run " in line)
+
+
+def compare(a: str, b: str) -> dict:
+    """The comparison of B with A as `mlcompare compare` makes it: every timing test and the gates."""
+    from mlcompare.report import versus
+    from mlcompare.report.versus.table import FASTER, SLOWER, TIMES
+    from mlcompare.tracking import reader
+
+    comparison = versus.compare_suites(reader.find_suite(a, "A"), reader.find_suite(b, "B"))
+    rate = comparison.false_call_rate
+    tests = []
+    for r in comparison.rows.to_dict("records"):
+        for name, _, _ in TIMES:
+            if isinstance(r[f"{name}_p"], float) and not math.isnan(r[f"{name}_p"]):
+                tests.append({"case": r["case"], "quantity": name, "ratio": r[f"{name}_ratio"], "p": r[f"{name}_p"],
+                              "verdict": r[f"{name}_verdict"], "called": r[f"{name}_verdict"] in (FASTER, SLOWER),
+                              "slower": r[f"{name}_verdict"] == SLOWER, "unadjusted": r[f"{name}_p"] <= rate})
+    return {"a": a, "b": b, "tests": tests, "cases": len(comparison.rows),
+            "gate_1.1": list(versus.slower_than(comparison, 1.1)["case"]),
+            "gate_1.0": list(versus.slower_than(comparison, 1.0)["case"])}
+
+
+def share(hits: int, total: int) -> str:
+    """'3.1 % (7 of 224; 95 % interval 1.3–6.3 %)', the interval exact (Clopper–Pearson)."""
+    from scipy.stats import beta
+
+    low = beta.ppf(0.025, hits, total - hits + 1) if hits else 0.0
+    high = beta.ppf(0.975, hits + 1, total - hits) if hits < total else 1.0
+    return f"{100 * hits / total:.1f} % ({hits} of {total}; 95 % interval {100 * low:.1f}–{100 * high:.1f} %)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", type=int, default=6, help="A/A pairs of suites (default 6)")
+    parser.add_argument("--ab-pairs", type=int, default=2, help="A/B pairs, one side on one thread (default 2)")
+    parser.add_argument("--out", type=Path, default=None, help="write every pair's tests here (JSON)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="mlcompare-aa-") as tmp:
+        folder = Path(tmp)
+        (folder / "aa.yaml").write_text(EXPERIMENT)
+        os.environ["MLFLOW_TRACKING_URI"] = f"sqlite:///{folder / 'mlflow.db'}"
+        os.environ.setdefault("MLCOMPARE_DATA_DIR", str(folder / "data"))
+        aa, ab = [], []
+        started = time.perf_counter()
+        for number in range(1, args.pairs + 1):
+            found = compare(run_suite(folder), run_suite(folder))
+            aa.append(found)
+            wrong = sum(t["unadjusted"] for t in found["tests"])
+            print(f"A/A pair {number}/{args.pairs}: {found['cases']} cases, {len(found['tests'])} tests, "
+                  f"{wrong} with p ≤ 0.05, {sum(t['called'] for t in found['tests'])} called by the family, "
+                  f"gate 1.1 fails on {len(found['gate_1.1'])} ({time.perf_counter() - started:.0f} s)", flush=True)
+        for number in range(1, args.ab_pairs + 1):
+            one = ["--threads", "1"]
+            if number % 2:
+                found = compare(run_suite(folder), run_suite(folder, *one))
+            else:  # B first: the drift of the machine must not pass for the slowdown
+                b = run_suite(folder, *one)
+                found = compare(run_suite(folder), b)
+            ab.append(found)
+            fits = [t for t in found["tests"] if t["quantity"] == "fit"]
+            print(f"A/B pair {number}/{args.ab_pairs}: {sum(t['slower'] for t in fits)} of {len(fits)} fits called "
+                  f"slower, gate 1.1 fails on {len(found['gate_1.1'])} cases ({time.perf_counter() - started:.0f} s)",
+                  flush=True)
+    tests = [t for pair in aa for t in pair["tests"]]
+    print("\nA/A, at the defaults (6 processes × 1 warm fit per case):")
+    print(f"  per test, p ≤ 0.05 (the interval at 95 % excludes 1; stated ≤ 5 %): "
+          f"{share(sum(t['unadjusted'] for t in tests), len(tests))}")
+    called = sum(t["called"] for t in tests)
+    print(f"  per test, called by the family (Benjamini–Hochberg at 5 %): {share(called, len(tests))}")
+    any_call = sum(any(t["called"] for t in p["tests"]) for p in aa)
+    print(f"  pairs with any call at all (stated ≤ 5 %): {share(any_call, len(aa))}")
+    print(f"  pairs failing --fail-slower 1.1: {share(sum(bool(p['gate_1.1']) for p in aa), len(aa))}; "
+          f"1.0: {share(sum(bool(p['gate_1.0']) for p in aa), len(aa))}")
+    if ab:
+        fits = [t for pair in ab for t in pair["tests"] if t["quantity"] == "fit"]
+        print("A/B, one CPU thread instead of the default:")
+        print(f"  fits called slower: {share(sum(t['slower'] for t in fits), len(fits))}; median B/A "
+              f"{sorted(t['ratio'] for t in fits)[len(fits) // 2]:.2f}")
+        print(f"  pairs failing --fail-slower 1.1: {share(sum(bool(p['gate_1.1']) for p in ab), len(ab))}")
+    if args.out:
+        args.out.write_text(json.dumps({"aa": aa, "ab": ab}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

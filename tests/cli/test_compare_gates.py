@@ -1,0 +1,47 @@
+"""`mlcompare compare`'s gates on suites written into a real store: a gate never passes in
+silence, and what it decides it decides over the processes."""
+
+from __future__ import annotations
+
+from conftest import main_here
+
+CASE = {"pairing": "random_forest", "implementation": "sklearn", "library": "sklearn", "device": "cpu",
+        "dataset": "classification", "n_samples": "2500", "n_features": "20"}
+TAGS = {"mlcompare.kind": "case", "case_status": "ok", "main_metric": "accuracy", "baseline": "sklearn"}
+
+
+def _suite(name: str, processes: list[float]) -> str:
+    """A suite of one case whose processes took these seconds, written by our own recorder."""
+    from statistics import median
+
+    from mlcompare.tracking.writer import Recorder
+
+    recorder = Recorder("gates")
+    parent = recorder.start_suite(f"suite · {name}", {"suite_name": name}, {"mlcompare.kind": "suite"})
+    recorder.log_case("random_forest · sklearn", "FINISHED", CASE, {"fit_time_s": median(processes), "accuracy": 0.9},
+                      TAGS, history={"fit_time_process_s": processes, "fit_time_repeat_s": processes})
+    recorder.finish_suite("FINISHED", {}, {}, {})
+    return parent
+
+
+def test_a_gate_that_cannot_decide_a_case_exits_2_naming_it(workdir):
+    """Ten times slower, but one process a side: the gate cannot tell, and says so (before, it
+    passed with exit 0 and nothing on stderr)."""
+    a, b = _suite("one", [1.0]), _suite("one", [10.0])
+    code, out, err = main_here("compare", a, b, "--fail-slower", "1.1")
+    assert code == 2 and "B against A" in out  # the comparison is written first
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("mlcompare: error: --fail-slower: cannot decide 1 case(s): random_forest · sklearn · "
+                           "classification 2.5k×20 (fit: 1 process in B against 1 in A)"), err
+    code, _, err = main_here("compare", a, b, "--fail-slower", "1.1", "--undecided", "warn")
+    assert code == 0 and err.strip().startswith("mlcompare: warning: --fail-slower: cannot decide 1 case(s)")
+
+
+def test_a_gate_decides_over_the_processes(workdir):
+    a = _suite("six", [1.0, 1.05, 0.97, 1.02, 0.99, 1.01])
+    slow = _suite("six", [1.6, 1.65, 1.58, 1.62, 1.7, 1.61])
+    same = _suite("six", [1.01, 0.98, 1.03, 1.0, 0.96, 1.04])
+    code, _, err = main_here("compare", a, slow, "--fail-slower", "1.1")
+    assert code == 1 and "1 case(s) of B significantly more than 1.1× slower" in err
+    assert main_here("compare", a, same, "--fail-slower", "1.1")[0] == 0
+    assert main_here("compare", a, slow, "--fail-slower", "1.7")[0] == 0  # 1.6× is not beyond 1.7×
