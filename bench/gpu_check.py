@@ -206,10 +206,10 @@ def environment(out: Path) -> None:
 
 
 class Tee:
-    """This process's output to the terminal and to OUT/gpu_check.log."""
+    """One of this process's streams to the terminal and to OUT/gpu_check.log (both streams share it)."""
 
-    def __init__(self, stream, log: Path) -> None:
-        self.stream, self.log = stream, log.open("a", encoding="utf-8")
+    def __init__(self, stream, log) -> None:
+        self.stream, self.log = stream, log
 
     def write(self, text: str) -> int:
         self.log.write(text)
@@ -253,7 +253,8 @@ def main() -> int:
     if data.resolve().is_relative_to(args.out.resolve()):
         parser.error(f"--data-dir {data} is inside --out: the datasets must not be sent back")
     os.environ["MLCOMPARE_DATA_DIR"] = str(data.resolve())
-    sys.stdout = Tee(sys.stdout, args.out / "gpu_check.log")
+    log = (args.out / "gpu_check.log").open("a", encoding="utf-8")
+    sys.stdout, sys.stderr = Tee(sys.stdout, log), Tee(sys.stderr, log)  # the suite's progress is on stderr
 
     def pack() -> None:
         """OUT/runs.tgz from the work folder, as it is now (written aside, then moved over)."""

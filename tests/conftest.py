@@ -45,7 +45,7 @@ SMALL_EXPERIMENT = """\
       - {generator: classification, n_samples: 600, n_features: 6}
       - {generator: regression, n_samples: 600, n_features: 5}
     pairings: [kmeans, random_forest, gradient_boosting, linear_regression]
-    implementations: [sklearn, xgboost, cuml]
+    implementations: [sklearn, xgboost_cpu, xgboost_gpu, cuml]
 """
 
 

@@ -8,6 +8,7 @@ then resolves what the file names (pairings, dataset cards) into an `Experiment`
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import itertools
@@ -76,6 +77,7 @@ class Case:
     shared_point: Point = ()  # swept shared params at this case (the baseline follows them)
     impl_point: Point = ()  # swept params of this implementation only (and its swept thread count)
     threads: int | None = None  # a point of the experiment's thread sweep; None: the experiment's threads
+    ladder_value: int | float | None = None  # the budget of an equal-quality case (None: not one)
 
     @property
     def is_baseline(self) -> bool:
@@ -119,6 +121,7 @@ class Experiment:
     predict_batch_sizes: list[int] = field(default_factory=list)  # predict latency by batch: rows per call
     predict_latency_budget_s: float = 1.0  # seconds of timed calls per batch size (at least MIN_CALLS)
     thread_sweep: tuple[int, ...] = ()  # `threads: [1, 2, 4]`: each CPU implementation at each count
+    equal_quality: bool = False  # some pairing climbs its budget's ladder (speed-ups at equal quality)
 
     def __post_init__(self) -> None:
         # `pairings` is the source of truth (code may replace it): keep a selection (its
@@ -139,7 +142,9 @@ class Experiment:
                     impls.sort(key=lambda impl: impl.name != pairing.baseline)
                     for impl in impls:
                         for impl_point, variant in sel.implementation_variants(impl):
-                            out.extend(self._thread_points(Case(pairing, variant, spec, shared_point, impl_point)))
+                            case = Case(pairing, variant, spec, shared_point, impl_point,
+                                        ladder_value=sel.ladder_value(impl, impl_point))
+                            out.extend(self._thread_points(case))
         return out
 
     def _thread_points(self, case: Case) -> list[Case]:
@@ -331,6 +336,8 @@ class ExperimentModel(fields.Strict):
     baseline_threads: fields.Int(1) = fields.optional("with a list of threads: the baseline's threads, the run "
                                                       "every case is compared with (default: every physical core)")
     system_metrics: fields.Bool = Field(False, description="record MLflow system metrics (CPU, memory, GPU)")
+    equal_quality: fields.Bool = Field(False, description="also measure every pairing with a budget (trees, "
+                                       "iterations) along its ladder, for its speed-up at equal quality")
     datasets: fields.checked(list[DatasetEntry], _dataset_list, minItems=1) = Field(
         description="synthetic data ({generator: ...}), dataset cards ({dataset: ...}) or your own files "
         "({file: ...})")
@@ -396,6 +403,10 @@ def load_experiment(path: str | Path, repeats: int | None = None,
             raise InputError(source, f"{field_}.max_samples", f"no {sel.pairing.task} dataset in this file has at "
                              f"most {sel.max_samples} rows")
     selections += extra
+    if model.equal_quality:  # every pairing with a budget climbs its own ladder (an entry's ladder stays)
+        selections = [dataclasses.replace(sel, ladder=sel.pairing.equal_quality.ladder)
+                      if not sel.ladder and sel.pairing.equal_quality and sel.pairing.equal_quality.budget else sel
+                      for sel in selections]
     check_selected(selections)
     pairings = [sel.pairing for sel in selections]
 
@@ -422,7 +433,8 @@ def load_experiment(path: str | Path, repeats: int | None = None,
                             cost_per_hour=model.cost_per_hour.prices() if model.cost_per_hour else {},
                             predict_batch_sizes=list(model.predict_batch_sizes or []),
                             predict_latency_budget_s=model.predict_latency_budget_s,
-                            thread_sweep=thread_sweep)
+                            thread_sweep=thread_sweep,
+                            equal_quality=any(sel.ladder for sel in selections))
     if not experiment.cases():
         raise InputError(source, "implementations", "selects no case to run")
     _check_batch_sizes(experiment)

@@ -61,6 +61,17 @@ class Implementation:
 
 
 @dataclass(frozen=True)
+class EqualQuality:
+    """How a pairing trades time for quality: the shared parameter that is the budget (trees,
+    iterations) and the ladder of its values an equal-quality run measures; or, for an exact
+    solver, why equal parameters already are equal quality (`exact`)."""
+
+    budget: str = ""
+    ladder: tuple[int | float, ...] = ()
+    exact: str = ""
+
+
+@dataclass(frozen=True)
 class Pairing:
     name: str
     task: str
@@ -73,6 +84,7 @@ class Pairing:
     parity_tolerance: float = 0.0  # for the main metric (the first listed)
     #: concept -> {implementation name or library: the key its fitted model reports it under}
     audit: dict[str, dict[str, str]] = field(default_factory=dict)
+    equal_quality: EqualQuality | None = None  # the budget and its ladder (`equal_quality:` in the file)
     at: str = ""  # the field path of the pairing inside its source ("" for a whole file)
     plugin: str = ""  # entry-point name of the plugin that defines it, if any
 
@@ -210,6 +222,35 @@ def _audit_table(value: Any) -> dict:
 AuditTable = fields.checked(dict[str, dict[str, str]], _audit_table)
 
 
+def ladder_values(value: Any) -> list[float]:
+    """A ladder of budgets: two or more distinct positive numbers, in increasing order."""
+    if not isinstance(value, list) or len(value) < 2:
+        fields.fail(f"expected a list of two or more budgets, got {fields.short_repr(value)}")
+    for i, item in enumerate(value):
+        fields.within(f"[{i}]", lambda v: fields.number(v, 1e-12), item)
+    if sorted(set(value)) != list(value):
+        fields.fail("expected distinct budgets in increasing order")
+    return value
+
+
+class EqualQualityModel(fields.Strict):
+    """The budget that trades time for quality, and its default ladder; or `exact`."""
+
+    budget: fields.Name(100) = fields.optional("the shared parameter that buys quality with time "
+                                               "(n_estimators, max_iter)")
+    ladder: fields.checked(list[int | float], ladder_values) = fields.optional(
+        "the budget's values an equal-quality run measures, increasing")
+    exact: fields.Text = fields.optional("for an exact solver: why equal parameters are equal quality")
+
+    @classmethod
+    def check_keys_together(cls, data: dict) -> None:
+        if ("exact" in data) == ("budget" in data or "ladder" in data):
+            fields.fail("needs either budget and ladder (a budget that buys quality with time) or exact (why "
+                        "equal parameters are equal quality)")
+        if ("budget" in data) != ("ladder" in data):
+            fields.fail("needs both budget and ladder")
+
+
 def _implementations(value: Any) -> dict:
     value = fields.mapping(value)
     if not value:
@@ -247,6 +288,8 @@ class PairingModel(fields.Strict):
     parity_tolerance: fields.Number(0.0) = fields.optional("how far the main metric may fall behind the "
                                                            "baseline's and still be ok (default: the metric's own)")
     description: fields.Text = Field("", description="what the pairing compares, in words")
+    equal_quality: EqualQualityModel = fields.optional(
+        "the budget that trades time for quality and its ladder, for speed-ups at equal quality; or exact")
     audit: AuditTable = Field(default_factory=dict, description="the defaults that decide the work and the "
                               "model, compared as each fitted model reports them: concept -> {implementation "
                               "or library: its key}, e.g. l2: {sklearn: l2_regularization, xgboost: lambda}")
@@ -274,6 +317,15 @@ class PairingModel(fields.Strict):
                     fields.within(f".{name}.rename.{key}", fields.identifier, target)
         return value
 
+    @field_validator("equal_quality")
+    @classmethod
+    def _budget_is_shared(cls, value: EqualQualityModel | None, info: ValidationInfo) -> Any:
+        """The budget is one of the shared params: every implementation gets it, under its own name."""
+        if value is not None and value.budget and "params" in info.data and value.budget not in info.data["params"]:
+            fields.fail(f"{value.budget!r} is not one of the shared params "
+                        f"({', '.join(info.data['params']) or 'none'})", ".budget")
+        return value
+
     @field_validator("baseline", mode="before")
     @classmethod
     def _known_baseline(cls, value: Any, info: ValidationInfo) -> Any:
@@ -294,6 +346,9 @@ class PairingModel(fields.Strict):
                        implementations=impls, baseline=self.baseline or next(iter(impls)),
                        description=self.description, source=source, at=at, plugin=plugin,
                        audit={concept: dict(names) for concept, names in self.audit.items()},
+                       equal_quality=None if self.equal_quality is None else EqualQuality(
+                           self.equal_quality.budget or "", tuple(self.equal_quality.ladder or ()),
+                           self.equal_quality.exact or ""),
                        parity_tolerance=DEFAULT_TOLERANCE.get(metrics[0], 0.01) if tolerance is None else tolerance)
 
 

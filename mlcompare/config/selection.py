@@ -32,6 +32,7 @@ from mlcompare.config.pairing import (
     Pairing,
     PairingModel,
     add_pairing,
+    ladder_values,
     load_catalog,
     load_pairing_file,
     load_pairing_paths,
@@ -65,6 +66,8 @@ class Selection:
     shared_grid: tuple[Point, ...] = ((),)
     impl_grids: dict[str, tuple[Point, ...]] = field(default_factory=dict)
     max_samples: int | None = None
+    #: the budget's values every implementation but the baseline runs at (equal quality; empty: off)
+    ladder: tuple[int | float, ...] = ()
 
     def variants(self) -> list[tuple[Point, Pairing]]:
         """(shared point, the pairing with that point's params) for each shared point."""
@@ -73,7 +76,39 @@ class Selection:
 
     def implementation_variants(self, impl: Implementation) -> list[tuple[Point, Implementation]]:
         return [(point, replace(impl, params={**impl.params, **dict(point)}) if point else impl)
-                for point in self.impl_grids.get(impl.name, ((),))]
+                for point in self._grid(impl)]
+
+    def _grid(self, impl: Implementation) -> tuple[Point, ...]:
+        """The implementation's own points: its sweep, times the equal-quality ladder of its
+        budget (under its own name) unless it is the baseline; the reference budget (the
+        pairing's own value) is the plain point, the case the equal-parameter table shows."""
+        grid = self.impl_grids.get(impl.name, ((),))
+        key = self.budget_key(impl)
+        if key is None:
+            return grid
+        reference = self.pairing.params[self.pairing.equal_quality.budget]
+        return tuple(point + (((key, value),) if value != reference else ())
+                     for point in grid for value in self.ladder_with_reference())
+
+    def budget_key(self, impl: Implementation) -> str | None:
+        """This implementation's name for the budget when it climbs the ladder; None when it does not."""
+        if not self.ladder or impl.name == self.pairing.baseline:
+            return None
+        budget = self.pairing.equal_quality.budget
+        return impl.rename.get(budget, budget)
+
+    def ladder_with_reference(self) -> tuple[int | float, ...]:
+        """The ladder, the pairing's reference budget added where it is not on it already."""
+        reference = self.pairing.params[self.pairing.equal_quality.budget]
+        return tuple(sorted(set(self.ladder) | {reference}))
+
+    def ladder_value(self, impl: Implementation, point: Point) -> int | float | None:
+        """The budget a case of this selection runs at, when it is an equal-quality case."""
+        if not self.ladder:
+            return None
+        budget = self.pairing.equal_quality.budget
+        key = self.budget_key(impl)
+        return dict(point).get(key, self.pairing.params[budget]) if key else self.pairing.params[budget]
 
     @property
     def swept(self) -> bool:
@@ -115,6 +150,9 @@ class PairingOverride(fields.Strict):
                                     additionalProperties=ImplementationOverride.model_json_schema()) = Field(
         default_factory=dict, description="implementation name -> overrides of its own parameters")
     max_samples: fields.Int(1) = fields.optional("run it only on datasets of at most this many rows")
+    equal_quality: fields.checked(list[int | float], ladder_values) = fields.optional(
+        "measure the speed-up at equal quality along this ladder of the pairing's budget (default: the "
+        "pairing's own ladder, with the experiment's equal_quality: true)")
 
 
 def _entry_kind(value: Any) -> str:
@@ -211,7 +249,14 @@ def _parse_override(source: str, at: str, entry: PairingOverride, catalog: dict[
         impls[impl_name] = replace(impls[impl_name], params={**impls[impl_name].params, **fixed})
         impl_grids[impl_name] = grid
     pairing = replace(base, params={**base.params, **shared_fixed}, implementations=impls)
-    selection = Selection(pairing, shared_grid, impl_grids, entry.max_samples)
+    ladder = ()
+    if entry.equal_quality is not None:
+        if pairing.equal_quality is None or not pairing.equal_quality.budget:
+            why = f": {pairing.equal_quality.exact}" if pairing.equal_quality else ""
+            raise InputError(source, f"{at}.equal_quality", f"{name} has no budget to climb (no equal_quality "
+                             f"budget in its pairing file){why}")
+        ladder = tuple(entry.equal_quality)
+    selection = Selection(pairing, shared_grid, impl_grids, entry.max_samples, ladder)
     _check_override_params(source, at, selection, set(entry.params), own)
     return selection
 

@@ -38,7 +38,7 @@ class SuiteReport:
 
 def suite_report(suite: StoredSuite) -> SuiteReport:
     """The parent run's table (CSV, Markdown, HTML, `log_table`), plots, break-evens and description."""
-    from mlcompare.report import breakeven, latency, plots, threadcurve
+    from mlcompare.report import breakeven, equal_quality, latency, plots, threadcurve
 
     comparison = compare([suite])
     images = plots.render_all(comparison.cases, comparison.break_evens)
@@ -47,7 +47,7 @@ def suite_report(suite: StoredSuite) -> SuiteReport:
                "comparison.html": to_html(comparison, images),
                **{f"plots/{name}": png for name, png in images.items()}},
         tables={"comparison_table.json": comparison.table},
-        metrics={**breakeven.as_metrics(comparison.break_evens),
+        metrics={**breakeven.as_metrics(comparison.break_evens), **equal_quality.as_metrics(comparison.curves),
                  **latency.as_metrics(latency.crossings(comparison.cases)),
                  **threadcurve.as_metrics(comparison.threads_worth)},
         description=description(comparison))

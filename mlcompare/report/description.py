@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from mlcompare.records import Status
-from mlcompare.report import costs, latency, results
+from mlcompare.report import costs, equal_quality, latency, results
 from mlcompare.report.render import markdown_table
 from mlcompare.report.table import (
     Comparison,
@@ -79,6 +79,8 @@ def description(comparison: Comparison) -> str:
               for line in latency.crossing_lines(found, pairing)]
     lines += [f"- threads: {w.text()}" for w in comparison.threads_worth]
     lines += [f"- fairness audit: {line}" for line in audit_lines(cases)]
+    lines += [f"- at equal quality: {line}" for line in equal_quality.lines(comparison.curves)]
+    lines += [f"- at equal quality, {line}" for line in equal_quality.exact_lines(cases)]
     skipped = cases[cases["status"] == Status.SKIPPED]
     if not skipped.empty:
         reasons = dict.fromkeys(f"{r.implementation}: {r.note}" for r in skipped.itertuples())

@@ -23,6 +23,8 @@ from mlcompare.report.results import group_label
 
 _DEVICE_COLOURS = {"cpu": "#4c72b0", "gpu": "#55a868"}
 _MARKERS = "osD^vP*Xh"
+#: Line colours of implementations in one panel (matplotlib's default cycle).
+_PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c")
 
 
 def render_all(cases: pd.DataFrame, found: list[BreakEven]) -> dict[str, bytes]:
@@ -140,6 +142,49 @@ def quality_vs_time(cases: pd.DataFrame) -> bytes:
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
     fig.suptitle("Quality against fit time (filled: on the Pareto front of its dataset)")
+    return _png(fig)
+
+
+def quality_vs_time_curves(cases: pd.DataFrame) -> bytes:
+    """The equal-quality curves: a panel per pairing × dataset × size, one line per implementation
+    along its ladder (fit time, log scale, against its main metric), the baseline's quality as a
+    horizontal line and its fit time as a vertical one; where a line reaches the baseline's
+    quality, a cross."""
+    found = cases.attrs.get("curves") or []
+    panels: dict[tuple[str, str, str], list] = {}
+    for curve in found:
+        panels.setdefault((curve.suite, curve.pairing, curve.group), []).append(curve)
+    fig, axes = _panels(len(panels))
+    if not panels:
+        return _empty(fig, axes[0], "no equal-quality ladder ran (equal_quality: true in the experiment)")
+    for ax, ((suite, pairing, group), part) in zip(axes, panels.items()):
+        base = part[0]
+        ax.axhline(base.baseline_point.quality, color="black", lw=1, ls="--", label=f"{base.baseline} (reference)")
+        reached = [c.target for c in part if c.target is not None]
+        if reached:  # within the pairing's parity tolerance of the baseline's quality counts as reached
+            ax.axhspan(min(reached + [base.baseline_point.quality]), base.baseline_point.quality, color="black",
+                       alpha=0.07, lw=0)
+        ax.axvline(base.baseline_point.time_s, color="black", lw=1, ls=":")
+        for index, curve in enumerate(part):
+            colour = _PALETTE[index % len(_PALETTE)]
+            points = sorted(curve.points, key=lambda p: p.budget)
+            ax.plot([p.time_s for p in points], [p.quality for p in points], marker=_MARKERS[index % len(_MARKERS)],
+                    color=colour, lw=1.2, label=f"{curve.implementation}: {curve.speedup:.3g}×" if curve.speedup
+                    else f"{curve.implementation}: does not reach")
+            for p in points:
+                ax.annotate(f"{p.budget:g}", (p.time_s, p.quality), xytext=(3, 3), textcoords="offset points",
+                            fontsize=6, color=colour)
+            if curve.reached_s:
+                ax.plot([curve.reached_s], [curve.target], "x", color=colour, ms=9, mew=2)
+        _log(ax, x=True, y=False)
+        ax.set_title(f"{pairing} · {group}", fontsize=9)
+        ax.set_xlabel("fit time (s, log scale)")
+        ax.set_ylabel(f"{base.metric}")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"Quality against fit time along each ladder of {found[0].budget} (dashed: the baseline's quality, "
+                 "grey: within its tolerance;\ndotted: the baseline's fit time; ×: where a curve reaches it)",
+                 fontsize=10)
     return _png(fig)
 
 
@@ -430,6 +475,7 @@ PLOTS: dict[str, Callable[[pd.DataFrame, list[BreakEven]], bytes]] = {
     "speedup.png": lambda cases, found: speedup(cases),
     "time_vs_rows.png": time_vs_rows,
     "quality_vs_time.png": lambda cases, found: quality_vs_time(cases),
+    "quality_vs_time_curves.png": lambda cases, found: quality_vs_time_curves(cases),
     "cold_vs_warm.png": lambda cases, found: cold_vs_warm(cases),
     "time_vs_workers.png": lambda cases, found: time_vs_workers(cases),
     "latency_vs_batch.png": lambda cases, found: latency_vs_batch(cases),

@@ -46,7 +46,8 @@ COLUMNS = ("suite_run_id", "suite", "suite_label", "host", "run_id", "run_name",
            "is_baseline", "status", "note", "main_metric", "higher_is_better", "quality", "parity",
            "training_rows", "timing_stability",
            "repeats_done", "fit_ci_low_s", "fit_ci_high_s", "fit_ci_level", "latency", "threads_swept",
-           "found_differences") + TEXT_PARAMS \
+           "found_differences", "eq_budget", "eq_value", "eq_reference", "eq_exact", "parity_tolerance",
+           "eq_ladder_only") + TEXT_PARAMS \
     + INT_PARAMS + CASE_METRICS
 #: Predict latency by batch size, as logged by `mlcompare.measure.latency`.
 _LATENCY_METRIC = re.compile(r"^predict_latency_(p50|p99)_ms_b(\d+)$")
@@ -99,6 +100,12 @@ def _case_row(suite: StoredSuite, label: str, host: str, run: StoredRun) -> dict
         # what the fairness audit found against the baseline (`param_differences`' "found:" part)
         "found_differences": [part.removeprefix("found: ") for part in t.get("param_differences", "").split(" | ")
                               if part.startswith("found: ")],
+        # an equal-quality run: the budget, this case's point on its ladder, the reference budget
+        "eq_budget": p.get("equal_quality.budget", ""), "eq_value": _float(p.get("equal_quality.value")),
+        "eq_reference": _float(p.get("equal_quality.reference")), "eq_exact": p.get("equal_quality.exact", ""),
+        "parity_tolerance": _float(p.get("parity_tolerance")),
+        "eq_ladder_only": _float(p.get("equal_quality.value")) != _float(p.get("equal_quality.reference"))
+        and p.get("equal_quality.value") is not None,
         **{k: p.get(k, "") for k in TEXT_PARAMS}, **{k: _int(p.get(k)) for k in INT_PARAMS},
         **{k: m.get(k, math.nan) for k in CASE_METRICS},
     }
@@ -175,6 +182,13 @@ def _dataset_label(generator: str | None, n: int | None, d: int | None) -> str:
     if n is None or d is None:
         return generator or ""
     return f"{generator} {human_count(n)}×{d}"
+
+
+def _float(text: str | None) -> float:
+    try:
+        return float(text) if text is not None else math.nan
+    except ValueError:
+        return math.nan
 
 
 def _int(text: str | None) -> int | None:

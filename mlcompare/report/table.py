@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from mlcompare.records import Status
-from mlcompare.report import breakeven, costs, latency, results, threadcurve
+from mlcompare.report import breakeven, costs, equal_quality, latency, results, threadcurve
 
 if TYPE_CHECKING:
     from mlcompare.tracking.stored import StoredSuite
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 #: Per implementation, the comparison table's columns (CSV and `log_table`).
 FIELDS = ("status", "fit_time_s", "fit_ci_low_s", "fit_ci_high_s", "speedup_fit", "speedup_fit_ci_low",
           "speedup_fit_ci_high", "speedup_fit_lower_bound", "fit_cost_usd", "fit_cost_ratio",
-          "quality", "parity", "note")
+          "quality", "parity", "note", "speedup_equal_quality", "equal_quality_text")
 _ROW_KEYS = ["suite", "suite_run_id", "host", "pairing", "dataset", "n_samples", "n_features", "main_metric"]
 
 @dataclass
@@ -33,10 +33,12 @@ class Comparison:
     """Everything one report shows, computed once from the stored suites."""
 
     suites: list[StoredSuite]
-    cases: pd.DataFrame
+    cases: pd.DataFrame  # the cases the table shows: an equal-quality ladder's points only at the reference
     break_evens: list[breakeven.BreakEven]
     table: pd.DataFrame = field(init=False)
     threads_worth: list[threadcurve.ThreadsWorth] = field(default_factory=list)
+    curves: list[equal_quality.Curve] = field(default_factory=list)  # speed-ups at equal quality
+    ladders: pd.DataFrame | None = None  # every case, the ladders' points included (the curves' plot)
     sections_cache: list | None = field(default=None, init=False, repr=False)  # see `sections`
 
     def __post_init__(self) -> None:
@@ -44,8 +46,25 @@ class Comparison:
 
 
 def compare(suites: list[StoredSuite]) -> Comparison:
-    cases = results.case_frame(suites)
-    return Comparison(suites, cases, breakeven.break_evens(cases), threadcurve.threads_worth(cases))
+    every = results.case_frame(suites)
+    curves = equal_quality.curves(every)
+    cases = with_equal_quality(every[~every["eq_ladder_only"].astype(bool)].copy(), curves)
+    cases.attrs["curves"] = curves  # for the plot of the curves (plots take the case frame)
+    return Comparison(suites, cases, breakeven.break_evens(cases), threadcurve.threads_worth(cases),
+                      curves=curves, ladders=every)
+
+
+def with_equal_quality(cases: pd.DataFrame, curves: list[equal_quality.Curve]) -> pd.DataFrame:
+    """The speed-up at equal quality (or why there is none) on the reference case of each curve."""
+    cases["speedup_equal_quality"] = math.nan
+    cases["equal_quality_text"] = ""
+    for curve in curves:
+        at = ((cases["suite_label"] == curve.suite) & (cases["pairing"] == curve.pairing)
+              & (cases["implementation"] == curve.implementation)
+              & (cases["dataset_label"] + cases["sweep_shared"].map(lambda s: f" · {s}" if s else "") == curve.group))
+        cases.loc[at, "speedup_equal_quality"] = curve.speedup if curve.speedup is not None else math.nan
+        cases.loc[at, "equal_quality_text"] = curve.text()
+    return cases
 
 
 def comparison_table(cases: pd.DataFrame) -> pd.DataFrame:
@@ -89,6 +108,7 @@ def _pairing_cells(cases: pd.DataFrame, several_suites: bool) -> pd.DataFrame:
     metric = next((m for m in cases["main_metric"] if isinstance(m, str)), "quality")
     show_parity = cases["parity"].isin(["ok", "degraded"]).any()
     show_cost = not costs.priced(cases).empty
+    show_equal_quality = "speedup_equal_quality" in cases and cases["equal_quality_text"].astype(bool).any()
     keys = ["suite_label", "dataset", "n_features", "n_samples", "sweep_shared"]
     out = []
     for _, group in cases.groupby(keys, sort=False):
@@ -106,6 +126,8 @@ def _pairing_cells(cases: pd.DataFrame, several_suites: bool) -> pd.DataFrame:
                 row[(impl, "speed-up")] = _speedup_cell(r)
             if show_cost and not baseline:
                 row[(impl, "cost ratio")] = costs.ratio_text(r["fit_cost_ratio"]) if r else ""
+            if show_equal_quality and not baseline:
+                row[(impl, "at equal quality")] = _equal_quality_cell(r)
             row[(impl, metric)] = number_text(r["quality"]) if r and r["status"] == Status.OK else ""
             if show_parity and not baseline:
                 row[(impl, "parity")] = (r["parity"] or "") if r else ""
@@ -141,6 +163,15 @@ def _speedup_cell(r: dict | None) -> str:
         text += (f" [{r['speedup_fit_ci_low']:.3g}–{r['speedup_fit_ci_high']:.3g}"
                  f"{level_text(r.get('speedup_fit_ci_level'))}]")
     return text
+
+
+def _equal_quality_cell(r: dict | None) -> str:
+    """The speed-up at equal quality with its interval, or the sentence why there is none."""
+    if r is None or not r.get("equal_quality_text"):
+        return ""
+    if pd.isna(r["speedup_equal_quality"]):
+        return r["equal_quality_text"]
+    return r["equal_quality_text"].split(" at equal quality")[0]
 
 
 def level_text(level: float | None) -> str:

@@ -45,6 +45,13 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
     }
     if impl.accelerator:
         params["accelerator"] = impl.accelerator
+    params["parity_tolerance"] = pairing.parity_tolerance
+    if case.ladder_value is not None:  # a point of an equal-quality curve (the baseline: its reference)
+        params["equal_quality.budget"] = pairing.equal_quality.budget
+        params["equal_quality.value"] = case.ladder_value
+        params["equal_quality.reference"] = pairing.params[pairing.equal_quality.budget]
+    elif experiment.equal_quality and pairing.equal_quality and pairing.equal_quality.exact:
+        params["equal_quality.exact"] = pairing.equal_quality.exact
     if impl.device in experiment.cost_per_hour:
         params["price_per_hour_usd"] = experiment.cost_per_hour[impl.device]
     if experiment.predict_batch_sizes:

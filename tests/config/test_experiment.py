@@ -61,7 +61,8 @@ def test_order_is_c_by_default_set_per_dataset_and_swept_like_a_size(workdir):
 
 def test_a_library_name_selects_all_its_implementations(small_experiment):
     exp = load_experiment(small_experiment, implementations=["xgboost"])
-    assert [c.implementation.name for c in exp.cases()] == ["xgboost_cpu", "xgboost_gpu"]
+    assert [c.implementation.name for c in exp.cases()] == ["xgboost_rf_cpu", "xgboost_rf_gpu", "xgboost_cpu",
+                                                            "xgboost_gpu"]  # its forests, then its boosting
 
 
 def test_shipped_experiments_are_valid():
@@ -160,7 +161,7 @@ def test_cli_missing_file_and_bad_flags(workdir, small_experiment):
                                        "implementation of the selected pairings (known: catboost, catboost_cpu, "
                                        "catboost_gpu, cuml, cuml.accel, cuml.dask, cuml_accel, cuml_dask, lightgbm, "
                                        "sklearn, sklearnex, xgboost, xgboost.dask, xgboost_cpu, xgboost_dask_cpu, "
-                                       "xgboost_dask_gpu, xgboost_gpu)")
+                                       "xgboost_dask_gpu, xgboost_gpu, xgboost_rf_cpu, xgboost_rf_gpu)")
     assert not (workdir / "mlflow.db").exists()
 
 

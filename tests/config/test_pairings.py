@@ -15,7 +15,8 @@ CATALOG = load_catalog()
 def test_the_four_mission_pairings_have_every_implementation():
     expected = {
         "kmeans": {"sklearn": "cpu", "cuml": "gpu", "sklearnex": "cpu", "cuml_accel": "gpu", "cuml_dask": "gpu"},
-        "random_forest": {"sklearn": "cpu", "cuml": "gpu", "sklearnex": "cpu", "cuml_accel": "gpu", "cuml_dask": "gpu"},
+        "random_forest": {"sklearn": "cpu", "cuml": "gpu", "sklearnex": "cpu", "cuml_accel": "gpu", "cuml_dask": "gpu",
+                          "xgboost_rf_cpu": "cpu", "xgboost_rf_gpu": "gpu"},
         "gradient_boosting": {"sklearn": "cpu", "xgboost_cpu": "cpu", "xgboost_gpu": "gpu", "lightgbm": "cpu",
                               "catboost_cpu": "cpu", "catboost_gpu": "gpu", "xgboost_dask_cpu": "cpu",
                               "xgboost_dask_gpu": "gpu"},

@@ -123,3 +123,37 @@ class CountsFits(LinearRegression):
             f.write(f"{self.label} {os.getpid()} {len(X)}\n")
         time.sleep(SHORT_CALL_S)
         return super().fit(X, y)
+
+
+#: This process's pace multiplier for each Paced case (chosen at its first fit in the process).
+_PACE: dict[str, float] = {}
+
+
+class Paced(LinearRegression):
+    """A model whose fit costs a known time per unit of budget and whose quality is a known function
+    of the budget: least squares with its coefficients scaled by cap × (1 − 2^(−budget/25)), the
+    whole fit lasting `seconds_per_unit` × budget × this process's multiplier. The multipliers of a
+    case's processes are 0.98, 1.00 and 1.02 in turn (a between-process spread the intervals must
+    hold, counted in $MLCOMPARE_FAULTS_DIR), so two of them with the same cap are equally good at
+    every budget, and one twice as slow per unit takes exactly twice as long, process for process."""
+
+    def __init__(self, n_estimators=100, seconds_per_unit=0.001, cap=1.0, label="", fit_intercept=True,
+                 copy_X=True, n_jobs=None, positive=False):
+        super().__init__(fit_intercept=fit_intercept, copy_X=copy_X, n_jobs=n_jobs, positive=positive)
+        self.n_estimators, self.seconds_per_unit, self.cap, self.label = n_estimators, seconds_per_unit, cap, label
+
+    def fit(self, X, y):
+        start = time.perf_counter()
+        key = f"paced-{self.label}-{self.n_estimators}"
+        if key not in _PACE:  # this case's k-th process: the k-th multiplier
+            counter = _faults_dir() / key
+            done = len(counter.read_text().splitlines()) if counter.exists() else 0
+            with counter.open("a") as f:
+                f.write(f"{os.getpid()}\n")
+            _PACE[key] = (0.98, 1.0, 1.02)[done % 3]
+        super().fit(X, y)
+        self.coef_ = self.coef_ * self.cap * (1 - 2.0 ** (-self.n_estimators / 25))
+        # the whole fit lasts its paced time: the least squares' own time is inside it
+        pace = self.seconds_per_unit * self.n_estimators * _PACE[key]
+        time.sleep(max(0.0, pace - (time.perf_counter() - start)))
+        return self

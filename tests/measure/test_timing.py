@@ -72,15 +72,12 @@ def test_cgroup_quotas_cap_the_default_threads(tmp_path):
     assert cgroup_cpu_limit(v1) is None
 
 
-def test_the_readers_set_up_comes_before_the_timed_read(tmp_path, monkeypatch):
-    """load_time_s holds the dataset's read, not pyarrow's one-time set-up: the warm-up runs
-    first, outside the timer (recording stand-ins for our own reader functions)."""
-    from mlcompare.data import cache
-    from mlcompare.measure import inputs, timing
+def _recording_timer(monkeypatch) -> list[str]:
+    """Our timer wrapped by a recording stand-in: the list it writes "timer starts" / "timer ends" to."""
+    from mlcompare.measure import timing
 
-    directory = cache.materialise(cache.DatasetSpec("regression", 300, 4), tmp_path)
-    calls = []
-    warm, read, timed = cache.warm_reader, cache.load_split, timing.timed
+    calls: list[str] = []
+    timed = timing.timed
 
     def recording_timed(fn, sync):
         calls.append("timer starts")
@@ -89,9 +86,21 @@ def test_the_readers_set_up_comes_before_the_timed_read(tmp_path, monkeypatch):
         finally:
             calls.append("timer ends")
 
+    monkeypatch.setattr(timing, "timed", recording_timed)
+    return calls
+
+
+def test_the_readers_set_up_comes_before_the_timed_read(tmp_path, monkeypatch):
+    """load_time_s holds the dataset's read, not pyarrow's one-time set-up: the warm-up runs
+    first, outside the timer (recording stand-ins for our own reader functions)."""
+    from mlcompare.data import cache
+    from mlcompare.measure import inputs
+
+    directory = cache.materialise(cache.DatasetSpec("regression", 300, 4), tmp_path)
+    calls = _recording_timer(monkeypatch)
+    warm, read = cache.warm_reader, cache.load_split
     monkeypatch.setattr(cache, "warm_reader", lambda: (calls.append("warm-up"), warm())[1])
     monkeypatch.setattr(cache, "load_split", lambda d: (calls.append("read"), read(d))[1])
-    monkeypatch.setattr(timing, "timed", recording_timed)
     loaded = inputs.load(directory)
     assert calls == ["warm-up", "timer starts", "read", "timer ends"]
     assert loaded.host["X_train"].shape[1] == 4 and loaded.reader == "pyarrow"
@@ -101,22 +110,13 @@ def test_the_pyarrow_load_holds_the_layout_as_the_cudf_one_does(tmp_path, monkey
     """load_time_s is the read and the feature matrices in the case's layout, on the host as
     on the device: the layout is made inside the load's timer (recording stand-ins of our own)."""
     from mlcompare.data import cache
-    from mlcompare.measure import device, inputs, timing
+    from mlcompare.measure import device, inputs
 
     directory = cache.materialise(cache.DatasetSpec("regression", 300, 4), tmp_path)
-    calls = []
-    in_layout, timed = device.in_layout, timing.timed
-
-    def recording_timed(fn, sync):
-        calls.append("timer starts")
-        try:
-            return timed(fn, sync)
-        finally:
-            calls.append("timer ends")
-
+    calls = _recording_timer(monkeypatch)
+    in_layout = device.in_layout
     monkeypatch.setattr(device, "in_layout", lambda array, order: (calls.append(f"layout {order}"),
                                                                    in_layout(array, order))[1])
-    monkeypatch.setattr(timing, "timed", recording_timed)
     loaded = inputs.load(directory, order="F")
     assert calls == ["timer starts", "layout F", "layout F", "timer ends"]  # X_train and X_test, timed
     assert loaded.host["X_train"].flags.f_contiguous

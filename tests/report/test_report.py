@@ -15,7 +15,8 @@ from mlflow.tracking import MlflowClient
 from mlcompare.cli import main
 
 PLOTS = {"plots/speedup.png", "plots/time_vs_rows.png", "plots/quality_vs_time.png", "plots/cold_vs_warm.png",
-         "plots/time_vs_workers.png", "plots/latency_vs_batch.png", "plots/time_vs_threads.png"}
+         "plots/time_vs_workers.png", "plots/latency_vs_batch.png", "plots/time_vs_threads.png",
+         "plots/quality_vs_time_curves.png"}
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 

@@ -168,7 +168,10 @@ def test_a_suite_spread_over_a_cluster_logs_the_same_runs_as_a_local_suite(workd
         other = there[name]
         assert other.data.tags["case_status"] == run.data.tags["case_status"], name
         assert set(other.data.params) == set(run.data.params), name
-        assert set(other.data.metrics) == set(run.data.metrics), name
+        # what other processes took is measured only over timed calls of 0.2 s or more: how long a
+        # small case's calls take depends on where it ran
+        judged = {"cpu_others_cores_during_timed"}
+        assert set(other.data.metrics) - judged == set(run.data.metrics) - judged, name
         assert other.data.tags["worker_host"] == socket.gethostname()
         if run.data.params["device"] == "gpu":  # only the GPU worker took them, and said why it skipped
             assert other.data.tags["dask_worker"] == cluster.workers["gpu-worker"], name

@@ -23,6 +23,8 @@ def header_lines(comparison: SuiteComparison) -> list[str]:
     lines = [suite_line(comparison.a, "A"), suite_line(comparison.b, "B"), "", "What differs, A → B:"]
     found = comparison.differences + [f"cases: {line}" for line in comparison.case_differences]
     lines += [f"  {line}" for line in found] or ["  nothing in the machine, library versions or settings"]
+    if comparison.equal_quality:
+        lines += ["", "Speed-up at equal quality, A → B:", *(f"  {line}" for line in comparison.equal_quality)]
     return lines
 
 
@@ -142,7 +144,7 @@ def to_markdown(comparison: SuiteComparison) -> str:
     out = ["# mlcompare: B against A", ""]
     head = header_lines(comparison)
     out += [f"- {line}" for line in head[:2]] + ["", f"**{head[3]}**", ""]
-    out += [f"- {line.strip()}" for line in head[4:]] + [""]
+    out += [f"- {line.strip()}" for line in head[4:] if line.strip()] + [""]
     out += [markdown_table(_flat(cells(comparison))), "", summary_line(comparison), ""]
     for title, labels in _apart(comparison):
         if labels:
@@ -176,7 +178,7 @@ def to_html(comparison: SuiteComparison, plot: bytes | None = None) -> str:
     head = header_lines(comparison)
     parts.append("<ul class='meta'>" + "".join(f"<li>{html.escape(line)}</li>" for line in head[:2]) + "</ul>")
     parts.append(f"<h2>{html.escape(head[3])}</h2><ul>"
-                 + "".join(f"<li>{html.escape(line.strip())}</li>" for line in head[4:]) + "</ul>")
+                 + "".join(f"<li>{html.escape(line.strip())}</li>" for line in head[4:] if line.strip()) + "</ul>")
     parts.append(cells(comparison).to_html(index=False, border=0, escape=True))
     parts.append(f"<p>{html.escape(summary_line(comparison))}</p>")
     for title, labels in _apart(comparison):

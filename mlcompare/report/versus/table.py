@@ -86,6 +86,8 @@ class SuiteComparison:
     fail_slower: float | None = None  # the --fail-slower ratio, drawn on the plot
     #: per row of `rows`, per timed quantity: (A's, B's) per-process times, for the gates
     samples: list[dict[str, tuple[list[float], list[float]]]] = field(default_factory=list, repr=False)
+    #: the speed-ups at equal quality both suites measured, 'case: A → B' (equal_quality runs)
+    equal_quality: list[str] = field(default_factory=list)
 
     @property
     def false_call_rate(self) -> float:
@@ -115,7 +117,23 @@ def compare_suites(a: StoredSuite, b: StoredSuite, confidence: float = 0.95,
     samples = [{name: (ra.history.get(history, []), rb.history.get(history, [])) for name, _, history in TIMES}
                for ra, rb in pairs]
     return SuiteComparison(a, b, confidence, frame, only_a, only_b, suite_differences(a, b),
-                           case_differences(pairs), samples=samples)
+                           case_differences(pairs), samples=samples, equal_quality=equal_quality_changes(a, b))
+
+
+def equal_quality_changes(a: StoredSuite, b: StoredSuite) -> list[str]:
+    """Each speed-up at equal quality of both suites, A → B (or the sentence where one did not reach)."""
+    from mlcompare.report import equal_quality
+
+    def by_case(suite: StoredSuite) -> dict[str, equal_quality.Curve]:
+        return {f"{c.pairing} · {c.implementation} · {c.group}": c
+                for c in equal_quality.curves(results.case_frame([suite]))}
+
+    found_a, found_b = by_case(a), by_case(b)
+
+    def said(curve: equal_quality.Curve) -> str:
+        return curve.text().split(" at equal quality")[0] if curve.speedup is not None else "does not reach"
+
+    return [f"{key}: {said(found_a[key])} → {said(found_b[key])}" for key in found_a if key in found_b]
 
 
 # -- matching -------------------------------------------------------------------------------
