@@ -7,13 +7,32 @@ is reached through the command line. The names are imported on first use, so tha
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-__version__ = "0.1.0"
 __all__ = ["PluginMetric", "PluginPairing", "__version__"]
 
 
+@functools.cache
+def version() -> str:
+    """The installed distribution's version (`importlib.metadata`): pyproject.toml is the only
+    place it is written. A source tree used without installing it (on `PYTHONPATH`, as on a
+    GPU lease) reads that file instead; anything else says "unknown"."""
+    import re
+    from importlib import metadata
+    from pathlib import Path
+
+    try:
+        return metadata.version("mlcompare")
+    except metadata.PackageNotFoundError:
+        pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+        found = re.search(r'^version\s*=\s*"([^"]+)"', pyproject.read_text(), re.M) if pyproject.is_file() else None
+        return found.group(1) if found else "unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        return version()
     if name in ("PluginMetric", "PluginPairing"):
         from mlcompare.config import plugins
 

@@ -16,13 +16,14 @@ import pkgutil
 import sys
 from typing import NoReturn
 
+import mlcompare
 from mlcompare.cli.command import COMMANDS
 from mlcompare.cli.flags import explicit_booleans
 from mlcompare.errors import InputError, one_line
 
 EXIT_BAD_INPUT = 2
 #: Modules of this package that hold no command.
-_HELPERS = {"command", "flags"}
+_HELPERS = {"command", "docs", "flags"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     _discover()
     parser = _Parser(prog="mlcompare", description="The same classical models on CPU and GPU, measured "
                      "honestly, recorded in MLflow.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {mlcompare.version()}",
+                        help="print the installed version (importlib.metadata) and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     parser.commands = {}  # name -> the command's own parser (its errors point to its --help)
     for command in sorted(COMMANDS.values(), key=lambda c: (c.order, c.name)):
