@@ -15,7 +15,7 @@ __all__ = ["PluginMetric", "PluginPairing", "__version__"]
 
 def __getattr__(name: str) -> Any:
     if name in ("PluginMetric", "PluginPairing"):
-        from mlcompare.config import plugins
+        from mlcompare.pairings import plugins
 
         return getattr(plugins, name)
     raise AttributeError(f"module 'mlcompare' has no attribute {name!r}")

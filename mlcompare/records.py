@@ -10,6 +10,7 @@ they survive JSON unchanged.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypedDict
 
@@ -145,6 +146,31 @@ class CaseRecord(TypedDict, total=False):
     worker_fingerprint: dict[str, str]
     reused_from: str  # --resume: the run this case's result was taken from
     reused_parent: str
+
+
+# -- what the report reads back: a suite from the store as plain values, no MLflow objects --------
+
+@dataclass
+class StoredRun:
+    """One run as read from the store: plain values, no MLflow objects."""
+
+    run_id: str
+    name: str
+    status: str
+    start_time: int
+    params: dict[str, str] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)
+    history: dict[str, list[float]] = field(default_factory=dict)
+
+
+@dataclass
+class StoredSuite:
+    """A suite's parent run, its MLflow experiment and its case runs."""
+
+    run: StoredRun
+    experiment_name: str
+    cases: list[StoredRun]
 
 
 def json_default(value: Any) -> Any:

@@ -70,18 +70,18 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None,
 
 @pytest.fixture
 def forked_pids(monkeypatch) -> list[int]:
-    """The pids of the children `mlcompare.forking` forks during a test (recorded, the real
+    """The pids of the children `mlcompare.forked_call` forks during a test (recorded, the real
     children still forked), to check that none is left behind."""
-    from mlcompare import forking
+    from mlcompare import forked_call
 
     pids: list[int] = []
-    forking_call = forking.ForkedCall.__init__
+    forking_call = forked_call.ForkedCall.__init__
 
     def recording(self, *args, **kwargs):
         forking_call(self, *args, **kwargs)
         pids.append(self.pid)
 
-    monkeypatch.setattr(forking.ForkedCall, "__init__", recording)
+    monkeypatch.setattr(forked_call.ForkedCall, "__init__", recording)
     return pids
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import psutil
 from threadpoolctl import threadpool_info
 
-from mlcompare.config.imports import accepted_params
+from mlcompare.pairings.imports import accepted_params
 
 
 def default_threads(cgroup_root: Path = Path("/sys/fs/cgroup"),

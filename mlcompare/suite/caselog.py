@@ -12,8 +12,9 @@ from mlcompare.config.experiment import Case, Experiment
 from mlcompare.config.pairing import Implementation
 from mlcompare.config.selection import point_label
 from mlcompare.measure import cluster as dask_cluster
+from mlcompare.pairings.cluster_params import split_params
 from mlcompare.records import RUN_STATUS, CaseRecord, Status
-from mlcompare.suite.cost import cost_note
+from mlcompare.suite.case_cost import cost_note
 
 if TYPE_CHECKING:
     from mlcompare.tracking.writer import Recorder
@@ -130,7 +131,7 @@ def _input_modes(impl: Implementation) -> str:
 
 def _cluster_params(case: Case, record: dict[str, Any]) -> dict[str, Any]:
     """A distributed case's cluster as params (`dask_workers` is the scaling plot's axis)."""
-    _, settings = dask_cluster.split_params(case.pairing.estimator_params(case.implementation))
+    _, settings = split_params(case.pairing.estimator_params(case.implementation))
     ran = record.get("cluster") or {}
     return {"distributed": case.implementation.distributed,
             "dask_workers": ran.get("workers", settings.get("n_workers") or

@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
 import mlcompare
-from mlcompare.measure.quiet import Turns
+from mlcompare.measure.timed_lock import Turns
 from mlcompare.measure.timing import FIRST_FIT
 from mlcompare.measure.worker import PARENT_PID_ENV
 from mlcompare.records import CaseRecord, CaseSpec, Failure, Status
 from mlcompare.suite.interrupts import Interrupted, SignalGuard
-from mlcompare.suite.warm import ForkedCase, SpawnedCase, WarmWorker, WorkerLost, forkable, preloads
+from mlcompare.suite.warm_worker import ForkedCase, SpawnedCase, WarmWorker, WorkerLost, forkable, preloads
 
 if TYPE_CHECKING:
     from mlcompare.config.experiment import Case

@@ -24,13 +24,12 @@ from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunT
 from mlflow.exceptions import MlflowException
 from mlflow.protos.databricks_pb2 import RESOURCE_ALREADY_EXISTS, ErrorCode
 
-from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG
-from mlcompare.tracking.behind import Turn, WriteBehind
+from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG, StoredSuite
 from mlcompare.tracking.client import open_client, paginate
 from mlcompare.tracking.housekeeping import Housekeeping
 from mlcompare.tracking.reader import load_suite
 from mlcompare.tracking.sampler import SuiteSampler
-from mlcompare.tracking.stored import StoredSuite
+from mlcompare.tracking.write_behind import Turn, WriteBehind
 
 if TYPE_CHECKING:
     import pandas as pd
