@@ -17,6 +17,9 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 # Set by `mlflow run`: a test's suite must never attach itself to an outer run.
 _OUTER_RUN_VARS = ("MLFLOW_RUN_ID", "MLFLOW_EXPERIMENT_ID", "MLFLOW_EXPERIMENT_NAME")
+# Every run a test writes, in this process or a child, holds only names `mlcompare.records` declares:
+# the writer refuses any other (a new metric must be added to the contract first).
+os.environ["MLCOMPARE_CHECK_NAMES"] = "1"
 
 
 @pytest.fixture

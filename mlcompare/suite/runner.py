@@ -23,7 +23,7 @@ import yaml
 
 from mlcompare.config.experiment import Case, Experiment
 from mlcompare.measure.threads import default_threads
-from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG, CaseRecord, Status
+from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG, CaseRecord, Recorder, Status
 from mlcompare.suite import host as sysinfo
 from mlcompare.suite import isolation
 from mlcompare.suite import resume as resume_keys
@@ -49,7 +49,6 @@ from mlcompare.suite.warm_worker import WarmWorker
 if TYPE_CHECKING:  # the suite needs only a recorder's methods; MLflow is imported by tracking/
     from mlcompare.report import SuiteReport
     from mlcompare.suite.dask_distribution import Connection
-    from mlcompare.tracking.writer import Recorder
 
 
 @dataclass
@@ -148,8 +147,9 @@ class Suite:
         self.experiment_fp = resume_keys.experiment_fingerprint(
             experiment, self.fingerprint, threads if cluster is None else experiment.threads)
         self.guard.check()  # a signal while starting up: stop before any run exists
-        if hasattr(recorder, "housekeeping"):  # close what suites that died on this host left RUNNING
-            heal(recorder.housekeeping(), say=self.say)
+        store = recorder.housekeeping()
+        if store is not None:  # close what suites that died on this host left RUNNING
+            heal(store, say=self.say)
         spread_tags = {"dask_scheduler": cluster.address} if cluster else {}
         parent = recorder.start_suite(
             run_name=f"suite · {experiment.name}",
@@ -164,7 +164,7 @@ class Suite:
             tags={"mlcompare.kind": "suite", EXPERIMENT_FINGERPRINT_TAG: self.experiment_fp, **self.fingerprint,
                   **spread_tags, **owner_tags()},
             system_metrics=experiment.system_metrics)
-        self.outcome = SuiteOutcome(parent, runs_page=recorder.runs_page() if hasattr(recorder, "runs_page") else "")
+        self.outcome = SuiteOutcome(parent, runs_page=recorder.runs_page())
         where = f"{threads} CPU threads" if cluster is None else cluster.describe()
         self.say(f"mlcompare: suite {experiment.name!r}, {len(self.cases)} cases, {where}, "
                  f"store {recorder.tracking_uri}, parent run {parent}")
@@ -183,7 +183,7 @@ class Suite:
         with tempfile.TemporaryDirectory(prefix="mlcompare-suite-") as scratch, \
                 isolation.case_processes(self.cases, experiment.allowed_modules, case_skip_reason, recorder,
                                          Path(scratch), self.options.warm, local=cluster is None):
-            if cluster is None and hasattr(recorder, "between_cases"):
+            if cluster is None:
                 recorder.between_cases(_report_libraries)  # imported between cases, not after the last
             outcomes = _outcomes(self.cases, experiment, self.experiment_fp, finished, self.threads, self.prepared,
                                  Path(scratch), self.guard, self.options.progress, cluster, self.say)
@@ -419,16 +419,17 @@ def _report_libraries() -> None:
 def _summary_from_store(recorder: Recorder, say: Callable[[str], None]) -> SuiteReport:
     """The parent run's report, read back from the store as `mlcompare report` reads it.
 
-    A recorder that cannot be read back (bench/gpu_check.py's JSON one) gets none; a
-    report that fails is said, never fatal: the cases are already recorded.
+    A recorder that cannot be read back (bench/gpu_check.py's JSON one: `load_suite` gives
+    None) gets none; a report that fails is said, never fatal: the cases are already recorded.
     """
     from mlcompare import report  # pandas and matplotlib: only once the cases are done
 
-    if not hasattr(recorder, "load_suite"):
-        return report.SuiteReport(files={}, tables={}, metrics={}, description="")
-    say("building the comparison table and plots from the store ...")
     try:
-        return report.suite_report(recorder.load_suite())
+        stored = recorder.load_suite()  # every run written first
+        if stored is None:  # a recorder that cannot be read back
+            return report.SuiteReport(files={}, tables={}, metrics={}, description="")
+        say("building the comparison table and plots from the store ...")
+        return report.suite_report(stored)
     except Exception as exc:  # noqa: BLE001
         say(f"mlcompare: the comparison report could not be built: {exc!r}")
         return report.SuiteReport(files={}, tables={}, metrics={},

@@ -24,7 +24,7 @@ from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunT
 from mlflow.exceptions import MlflowException
 from mlflow.protos.databricks_pb2 import RESOURCE_ALREADY_EXISTS, ErrorCode
 
-from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG, StoredSuite
+from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG, StoredSuite, check_names
 from mlcompare.tracking.client import open_client, paginate
 from mlcompare.tracking.housekeeping import Housekeeping
 from mlcompare.tracking.reader import load_suite
@@ -42,7 +42,7 @@ EXPERIMENT_KIND_TAG, MODEL_TRAINING_KIND = "mlflow.experimentKind", "custom_mode
 
 
 class Recorder:
-    """Writes one suite and its cases into the tracking store."""
+    """Writes one suite and its cases into the tracking store (`mlcompare.records.Recorder`)."""
 
     def __init__(self, experiment_name: str) -> None:
         self.client = open_client()
@@ -254,7 +254,10 @@ class Recorder:
 
     def _log(self, run_id: str, params: dict[str, Any] | None = None, metrics: dict[str, float] | None = None,
              tags: dict[str, str] | None = None, history: dict[str, list[float]] | None = None) -> None:
-        """One `log_batch` call: MLflow splits it into batches within its own limits."""
+        """One `log_batch` call: MLflow splits it into batches within its own limits. Every name
+        is one `mlcompare.records` declares (checked when `MLCOMPARE_CHECK_NAMES` is set)."""
+        check_names("suite" if run_id == self.parent_id else "case", params or {},
+                    {**(metrics or {}), **(history or {})}, tags or {})
         now = int(time.time() * 1000)
         p = [Param(k, _clip(v)) for k, v in (params or {}).items()]
         t = [RunTag(k, _clip(v)) for k, v in (tags or {}).items()]
@@ -270,6 +273,7 @@ def attach(run_id: str, files: dict[str, str | bytes], tags: dict[str, str] | No
     client = open_client()
     _upload(client, run_id, files)
     if tags:
+        check_names("suite", tags=tags)
         client.log_batch(run_id, tags=[RunTag(k, _clip(v)) for k, v in tags.items()])
 
 
