@@ -26,7 +26,12 @@ def default_threads(cgroup_root: Path = Path("/sys/fs/cgroup"),
                     topology: Path = Path("/sys/devices/system/cpu")) -> int:
     """One thread per physical core among the CPUs this process may run on (its affinity mask),
     and no more than its control groups' CPU quota (a container given 2 CPUs of a 64-core
-    host must not start 64 threads)."""
+    host must not start 64 threads).
+
+    Not `joblib.cpu_count(only_physical_cores=True)`: it takes the smaller of the affinity
+    mask's CPU count and the machine's physical cores (so a mask of two hyper-threads of one
+    core counts 2), and reads only the root group's `cpu.max`, not a limit set on a parent
+    group of this process's own (cgroup v2 nests them)."""
     usable = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     physical = physical_cores(usable, topology)
     quota = cgroup_cpu_limit(cgroup_root)

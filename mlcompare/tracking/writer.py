@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, Callable
 import mlflow
 from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
 from mlflow.exceptions import MlflowException
-from mlflow.protos.databricks_pb2 import RESOURCE_ALREADY_EXISTS, ErrorCode
 
 from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG, StoredSuite, check_names
 from mlcompare.tracking.client import open_client, paginate
@@ -39,6 +38,9 @@ _MAX_RUN_NAME_LEN = 250  # the runs.name column
 #: The experiment tag MLflow's UI keeps an experiment's kind in (its kind selector writes it),
 #: and the value for classical model training (the other: genai_development).
 EXPERIMENT_KIND_TAG, MODEL_TRAINING_KIND = "mlflow.experimentKind", "custom_model_development"
+#: `MlflowException.error_code` when an experiment of that name exists already: the public
+#: string MLflow's REST API documents, not its internal protobuf module.
+RESOURCE_ALREADY_EXISTS = "RESOURCE_ALREADY_EXISTS"
 
 
 class Recorder:
@@ -67,7 +69,7 @@ class Recorder:
         try:
             return self.client.create_experiment(name)
         except MlflowException as exc:  # another suite created it a moment ago
-            if exc.error_code != ErrorCode.Name(RESOURCE_ALREADY_EXISTS):
+            if exc.error_code != RESOURCE_ALREADY_EXISTS:
                 raise
             return self.client.get_experiment_by_name(name).experiment_id
 
