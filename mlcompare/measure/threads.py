@@ -67,16 +67,17 @@ def cgroup_cpu_limit(root: Path = Path("/sys/fs/cgroup"), proc: Path = Path("/pr
     """
     group = _own_cgroup_v2(root, proc)
     if group is not None:
-        limits, seen = [], False
+        limits: list[float] = []
+        seen = False
         path = Path(group.lstrip("/"))
         for level in [path, *path.parents]:
             try:
-                quota, period = (root / level / "cpu.max").read_text().split()[:2]
+                limit, every = (root / level / "cpu.max").read_text().split()[:2]
             except (OSError, ValueError):
                 continue
             seen = True
-            if quota != "max":
-                limits.append(int(quota) / int(period))
+            if limit != "max":
+                limits.append(int(limit) / int(every))
         if seen:
             return min(limits) if limits else None
     try:

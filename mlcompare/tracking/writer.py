@@ -225,14 +225,20 @@ class Recorder:
         `files` maps artifact paths (folders allowed, e.g. `plots/speedup.png`) to text or
         bytes; `tables` go through `log_table`, so the UI shows them as tables.
         """
+        parent = self._parent()
         self._stop_behind()
-        self._log(self.parent_id, metrics=metrics, tags=tags)
-        _upload(self.client, self.parent_id, files)
+        self._log(parent, metrics=metrics, tags=tags)
+        _upload(self.client, parent, files)
         for name, table in (tables or {}).items():
-            self.client.log_table(self.parent_id, _json_safe(table), name)
+            self.client.log_table(parent, _json_safe(table), name)
         self._stop_sampler()
         if not self.outer_run_id:
-            self.client.set_terminated(self.parent_id, status)
+            self.client.set_terminated(parent, status)
+
+    def _parent(self) -> str:
+        if self.parent_id is None:
+            raise RuntimeError("the suite's parent run is not started (start_suite first)")
+        return self.parent_id
 
     def abort_suite(self, status: str = "KILLED", tags: dict[str, str] | None = None) -> None:
         """Close every run this suite left open, the parent too (even one `mlflow run` owns),
