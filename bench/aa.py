@@ -61,11 +61,11 @@ def run_suite(folder: Path, *flags: str) -> str:
 
 def compare(a: str, b: str) -> dict:
     """The comparison of B with A as `mlcompare compare` makes it: every timing test and the gates."""
-    from mlcompare.report import versus
-    from mlcompare.report.versus.table import FASTER, SLOWER, TIMES
+    from mlcompare.report import suite_comparison
+    from mlcompare.report.suite_comparison.table import FASTER, SLOWER, TIMES
     from mlcompare.tracking import reader
 
-    comparison = versus.compare_suites(reader.find_suite(a, "A"), reader.find_suite(b, "B"))
+    comparison = suite_comparison.compare_suites(reader.find_suite(a, "A"), reader.find_suite(b, "B"))
     rate = comparison.false_call_rate
     tests = []
     for r in comparison.rows.to_dict("records"):
@@ -75,8 +75,8 @@ def compare(a: str, b: str) -> dict:
                               "verdict": r[f"{name}_verdict"], "called": r[f"{name}_verdict"] in (FASTER, SLOWER),
                               "slower": r[f"{name}_verdict"] == SLOWER, "unadjusted": r[f"{name}_p"] <= rate})
     return {"a": a, "b": b, "tests": tests, "cases": len(comparison.rows),
-            "gate_1.1": list(versus.slower_than(comparison, 1.1)["case"]),
-            "gate_1.0": list(versus.slower_than(comparison, 1.0)["case"])}
+            "gate_1.1": list(suite_comparison.slower_than(comparison, 1.1)["case"]),
+            "gate_1.0": list(suite_comparison.slower_than(comparison, 1.0)["case"])}
 
 
 def share(hits: int, total: int) -> str:

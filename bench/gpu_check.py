@@ -42,9 +42,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from mlcompare.records import PlainRecorder  # noqa: E402 - after the path: the checkout, not an install
 
-class JsonRecorder:
-    """A recorder with the suite's interface that writes plain JSON lines instead of MLflow."""
+
+class JsonRecorder(PlainRecorder):
+    """A recorder with the suite's interface (`mlcompare.records.Recorder`) that writes plain JSON
+    lines instead of MLflow: nothing to read back, heal or write behind."""
 
     def __init__(self, path: Path) -> None:
         self.path, self.tracking_uri, self.parent_id = path, f"file:{path}", "json-suite"

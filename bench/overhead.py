@@ -183,9 +183,9 @@ def quick_stages(experiment_path: Path, work: Path, warm: bool) -> dict:
     # prepared by a forked child while the store opens: only the wait for it is the suite's
     clock.wrap(getattr(cases, "PreparingBeside", None), "result", "prepare wait")
     try:
-        from mlcompare.measure import quiet
+        from mlcompare.measure import timed_lock
 
-        clock.wrap(quiet.Turns, "for_case", "writer wait")  # writing behind: at a case's start
+        clock.wrap(timed_lock.Turns, "for_case", "writer wait")  # writing behind: at a case's start
     except ImportError:
         pass
     argv = ["run", str(experiment_path), "--quiet"] + ([] if warm else ["--no-warm-worker"])
@@ -316,7 +316,7 @@ def bare_child(job: dict) -> None:
     """`--bare-child`: import the estimator's library, fork, time the loop in the child, print it."""
     import json as _json
 
-    from mlcompare.config.imports import import_estimator
+    from mlcompare.pairings.imports import import_estimator
 
     cls = import_estimator(job["estimator"])  # the warm worker's preload
     r, w = os.pipe()

@@ -34,7 +34,7 @@ def __getattr__(name: str) -> Any:
     if name == "__version__":
         return version()
     if name in ("PluginMetric", "PluginPairing"):
-        from mlcompare.config import plugins
+        from mlcompare.pairings import plugins
 
         return getattr(plugins, name)
     raise AttributeError(f"module 'mlcompare' has no attribute {name!r}")

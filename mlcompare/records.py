@@ -1,17 +1,25 @@
-"""The records that cross the process boundary between the suite and a case, typed once.
+"""The wire contract: every record that crosses a boundary, and every name logged to the store.
 
-A case's process is handed a `CaseSpec` and answers with a `CaseRecord`, both as JSON
-files (`mlcompare.suite.isolation`); the suite adds what it knows (names, sizes, the
-comparison with the baseline) to the same record before it is logged. Both are
-`TypedDict`s: plain dicts on the wire and in tests, with every key and its type written
-down here instead of scattered as string literals. `Status` values are strings too, so
-they survive JSON unchanged.
+- A case's process is handed a `CaseSpec` and answers with a `CaseRecord`, both as JSON
+  files (`mlcompare.suite.isolation`); the suite adds what it knows (names, sizes, the
+  comparison with the baseline) to the same record before it is logged. Both are
+  `TypedDict`s: plain dicts on the wire and in tests, the keys every spec or record has
+  required, the rest optional. `Status` values are strings too, so they survive JSON.
+- The suite hands runs to a `Recorder` (`mlcompare.tracking.writer.Recorder` writes them
+  to MLflow); the report reads a suite back as a `StoredSuite`.
+- Every param, metric and tag name a run may carry is declared below (`CASE_NAMES`,
+  `SUITE_NAMES`): exact names, and families for names built from data (a quality metric,
+  a batch size, a library's parameter). `undeclared` lists what a run would log that is
+  not declared; the writer refuses it when `MLCOMPARE_CHECK_NAMES` is set (the tests set it).
 """
 
 from __future__ import annotations
 
+import os
+import re
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, TypedDict
+from typing import Any, Callable, NotRequired, Protocol, Required, TypedDict
 
 import numpy as np
 
@@ -47,8 +55,9 @@ class Failure(StrEnum):
     WORKER = "worker"
 
 
-class CaseSpec(TypedDict, total=False):
-    """What a case's process is asked to do (written by the suite, read by `measure.case`)."""
+class CaseSpec(TypedDict):
+    """What a case's process is asked to do (written by the suite, read by `measure.case`): every
+    key required but those the worker or the isolation fills in, and a GPU case's reader."""
 
     estimator: str  # import path, checked against the allow-list again in the worker
     library: str
@@ -62,7 +71,7 @@ class CaseSpec(TypedDict, total=False):
     dataset_dir: str
     predictions_path: str
     accelerator: str | None
-    accelerator_setup: str  # how the worker installed the accelerator, in words (set in the worker)
+    accelerator_setup: NotRequired[str]  # how the worker installed the accelerator, in words (set in the worker)
     order: str  # the feature matrices' layout: "C" (row-major) or "F" (column-major)
     distributed: str | None
     plugin: str
@@ -71,15 +80,15 @@ class CaseSpec(TypedDict, total=False):
     predict_batch_sizes: list[int]  # predict latency by batch size (`measure.latency`)
     predict_latency_budget_s: float
     audit_keys: dict[str, str]  # the pairing's audited concepts -> this library's key for each
-    reader: str  # GPU device inputs: "cudf" or "pyarrow", chosen once by the suite
-    reader_note: str  # why pyarrow, where cuDF is installed
-    progress_path: str  # where the worker marks the start and end of its first fit (set by isolation)
+    reader: NotRequired[str]  # GPU device inputs: "cudf" or "pyarrow", chosen once by the suite
+    reader_note: NotRequired[str]  # why pyarrow, where cuDF is installed
+    progress_path: NotRequired[str]  # where the worker marks the start and end of its first fit (set by isolation)
 
 
 class CaseRecord(TypedDict, total=False):
     """One case's result: filled by its process, completed by the suite, logged as a run."""
 
-    status: Status
+    status: Required[Status]  # the one key every record has; the rest depends on how the case ended
     # why it did not run, or failed
     skip_reason: str
     failure: Failure
@@ -145,6 +154,221 @@ class CaseRecord(TypedDict, total=False):
     worker_fingerprint: dict[str, str]
     reused_from: str  # --resume: the run this case's result was taken from
     reused_parent: str
+
+
+# -- what the report reads back: a suite from the store as plain values, no MLflow objects --------
+
+@dataclass
+class StoredRun:
+    """One run as read from the store: plain values, no MLflow objects."""
+
+    run_id: str
+    name: str
+    status: str
+    start_time: int
+    params: dict[str, str] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)
+    history: dict[str, list[float]] = field(default_factory=dict)
+
+
+@dataclass
+class StoredSuite:
+    """A suite's parent run, its MLflow experiment and its case runs."""
+
+    run: StoredRun
+    experiment_name: str
+    cases: list[StoredRun]
+
+
+# -- the names a run carries in the store ---------------------------------------------------------
+
+#: Timing metrics of a case: the headline (median over processes), its spread and interval,
+#: each process's value and each repeat (histories, step = process or repeat).
+TIMING_METRICS = tuple(
+    f"{call}_{name}" for call in ("fit", "predict") for name in (
+        "time_s", "time_min_s", "time_iqr_s", "time_cv", "time_ci_low_s", "time_ci_high_s", "time_ci_level",
+        "time_process_s", "time_repeat_s", "cold_time_s", "loops", "repeats", "processes"))
+CASE_METRICS = frozenset({
+    *TIMING_METRICS, "fit_time_rounds_cv",
+    "fit_host_input_time_s", "fit_host_input_time_process_s", "fit_host_input_time_repeat_s",
+    "transfer_time_s", "load_time_s", "device_init_time_s", "cluster_start_time_s", "model_time_s",
+    "end_to_end_time_s", "end_to_end_time_process_s",
+    "fit_peak_host_memory_mb", "peak_host_memory_mb", "fit_peak_gpu_memory_mb",
+    "fit_iterations", "fit_trees",
+    "speedup_fit", "speedup_fit_ci_low", "speedup_fit_ci_high", "speedup_fit_ci_level", "speedup_fit_lower_bound",
+    "speedup_fit_host_input", "speedup_predict", "speedup_end_to_end", "speedup_end_to_end_ci_low",
+    "speedup_end_to_end_ci_high", "speedup_end_to_end_ci_level", "baseline_fit_at_least_s",
+    "quality_delta", "prediction_agreement",
+    "fit_cost_usd", "fit_cost_ratio", "end_to_end_cost_usd", "predict_cost_usd_per_1k_rows",
+    "fit_energy_cpu_packages_dram_j", "fit_energy_gpu_board_j",
+    "cpu_others_cores_during_timed", "cpu_steal_pct_at_start", "load_avg_1m_at_start",
+    "gpu_sm_clock_start_mhz", "gpu_sm_clock_end_mhz",
+})
+#: The histories a case run keeps (step = process, or repeat), from the record's lists.
+CASE_HISTORIES = {"fit_time_repeat_s": "fit_times", "fit_host_input_time_repeat_s": "fit_host_times",
+                  "predict_time_repeat_s": "predict_times",
+                  # one summary per process (step = round): what the intervals and `compare` take
+                  "fit_time_process_s": "fit_process_times",
+                  "fit_host_input_time_process_s": "fit_host_process_times",
+                  "predict_time_process_s": "predict_process_times",
+                  "end_to_end_time_process_s": "end_to_end_process_times"}
+CASE_PARAMS = frozenset({
+    "pairing", "implementation", "library", "device", "dataset", "dataset_kind", "n_samples", "n_features",
+    "dtype", "order", "seed", "training_rows", "repeats", "min_time_s", "rounds", "threads", "input_modes",
+    "estimator", "accelerator", "parity_tolerance", "price_per_hour_usd", "predict_batch_sizes",
+    "predict_latency_budget_s", "sweep", "sweep_shared", "sweep_own", "distributed", "dask_workers",
+    "dask_threads_per_worker", "dask_cluster",
+    "equal_quality.budget", "equal_quality.value", "equal_quality.reference", "equal_quality.exact",
+})
+#: Record keys copied as they are into a case run's tags, when set.
+RECORD_TAGS = ("skip_reason", "error", "ran_on", "threadpools", "library_version", "parity", "dataset_sha256",
+               "signal", "worker_host", "dask_worker", "baseline_host", "timing_stability", "memory_method",
+               "load_reader", "gpu_memory_method", "gpu_clock_reasons", "energy_source", "energy_unavailable",
+               "latency_note", "interval_note", "cpu_others_note", "load_reader_note", "rmm_pool")
+CASE_TAGS = frozenset({
+    *RECORD_TAGS, "mlcompare.kind", "case_status", "baseline", "main_metric", "dataset_fingerprint", "task",
+    "plugin", "param_differences", "case_process", "failure_reason", "cost_note", "killed_reason",
+    EXPERIMENT_FINGERPRINT_TAG, CASE_FINGERPRINT_TAG,
+})
+SUITE_PARAMS = frozenset({
+    "suite_name", "suite_file", "suite_file_sha256", "suite_repeats", "suite_min_time_s", "suite_rounds",
+    "suite_threads", "suite_cases", "suite_timeout_s", "suite_resume", "suite_thread_sweep",
+})
+SUITE_METRICS = frozenset({"suite_wall_time_s", "cases_ok", "cases_skipped", "cases_failed", "cases_reused",
+                           "cases_not_run"})
+SUITE_TAGS = frozenset({
+    "mlcompare.kind", "mlcompare.host", "mlcompare.pid", "mlcompare.pid_started", EXPERIMENT_FINGERPRINT_TAG,
+    "dask_scheduler", "interrupted_by", "resumed_from", "compared_to", "killed_reason",
+})
+#: Tags of the machine and its software, on the parent and on every case run (`suite.host`).
+FINGERPRINT_TAG_FAMILY = r"(host|version)\.[\w.\-]+|mlcompare\.git_(commit|dirty)"
+#: MLflow's own tags (run name, parent, note, source) and its system metrics.
+MLFLOW_TAG_FAMILY = r"mlflow\.[\w.\-]+"
+
+
+class Names:
+    """The names of one kind (param, metric or tag) on one kind of run: exact ones, and families
+    (regular expressions a whole name must match) for names built from data."""
+
+    def __init__(self, exact: frozenset[str], *families: str) -> None:
+        self.exact = exact
+        self.families = re.compile("|".join(f"(?:{f})" for f in families)) if families else None
+
+    def declares(self, name: str) -> bool:
+        return name in self.exact or bool(self.families and self.families.fullmatch(name))
+
+
+_B = r"_b\d+"  # a predict batch size
+CASE_NAMES = {
+    "param": Names(CASE_PARAMS, r"(shared|estimator|audit|sweep)\.[\w.\-]+"),
+    "metric": Names(CASE_METRICS, rf"predict_latency_(calls|p50_ms|p99_ms|p99_upper_ms|p99_upper_level){_B}"),
+    "tag": Names(CASE_TAGS, FINGERPRINT_TAG_FAMILY, MLFLOW_TAG_FAMILY),
+}
+SUITE_NAMES = {
+    "param": Names(SUITE_PARAMS),
+    "metric": Names(SUITE_METRICS, r"system/[\w.\-]+",
+                    r"(break_even_rows|latency_crossing_batch|threads_equivalent|speedup_equal_quality"
+                    r"|quality_at_equal_time)\.[\w.\-]+"),
+    "tag": Names(SUITE_TAGS, FINGERPRINT_TAG_FAMILY, MLFLOW_TAG_FAMILY),
+}
+#: Set (to anything) to make the writer refuse a name the contract does not declare.
+CHECK_NAMES_ENV = "MLCOMPARE_CHECK_NAMES"
+
+
+#: The quality metrics a case run may log: `pairings.quality`'s registry declares each of its
+#: metrics here as it registers it (built-in ones, and a plugin's own).
+QUALITY_METRICS: set[str] = set()
+
+
+def undeclared(run: str, params: Any = (), metrics: Any = (), tags: Any = ()) -> list[str]:
+    """`kind name` of every name not declared for a `run` ("case" or "suite"), sorted."""
+    names = CASE_NAMES if run == "case" else SUITE_NAMES
+    quality = QUALITY_METRICS if run == "case" else set()
+    return sorted(f"{kind} {name}" for kind, given in (("param", params), ("metric", metrics), ("tag", tags))
+                  for name in given if not names[kind].declares(name) and not (kind == "metric" and name in quality))
+
+
+def check_names(run: str, params: Any = (), metrics: Any = (), tags: Any = ()) -> None:
+    """Raise when `CHECK_NAMES_ENV` is set and a name is not declared (see `undeclared`)."""
+    if os.environ.get(CHECK_NAMES_ENV):
+        missing = undeclared(run, params, metrics, tags)
+        if missing:
+            raise ValueError(f"not in mlcompare.records' contract for a {run} run: {', '.join(missing)}")
+
+
+# -- who records a suite --------------------------------------------------------------------------
+
+class Recorder(Protocol):
+    """What a suite needs of whatever records it: `mlcompare.tracking.writer.Recorder` (MLflow),
+    or a plain one (bench/gpu_check.py writes JSON lines), which may start from `PlainRecorder`."""
+
+    tracking_uri: str
+
+    def start_suite(self, run_name: str, params: dict[str, Any], tags: dict[str, str],
+                    system_metrics: bool = False) -> str: ...
+
+    def log_case(self, run_name: str, status: str, params: dict[str, Any], metrics: dict[str, float],
+                 tags: dict[str, str], history: dict[str, list[float]] | None = None,
+                 texts: dict[str, str] | None = None, dataset: dict[str, Any] | None = None) -> str | None: ...
+
+    def finish_suite(self, status: str, metrics: dict[str, float], tags: dict[str, str],
+                     files: dict[str, str | bytes], tables: dict[str, Any] | None = None) -> None: ...
+
+    def abort_suite(self, status: str = "KILLED", tags: dict[str, str] | None = None) -> None: ...
+
+    def runs_page(self) -> str:
+        """How to open the suite's runs in a UI, in words ("" where there is none)."""
+        ...
+
+    def housekeeping(self) -> Any | None:
+        """The store's running suites, to close those of dead ones (`suite.dead_suites`); None: no store."""
+        ...
+
+    def finished_cases(self, experiment_fingerprint: str) -> dict[str, dict[str, Any]]:
+        """Cases FINISHED under this experiment fingerprint, by case fingerprint (`--resume`)."""
+        ...
+
+    def load_suite(self) -> StoredSuite | None:
+        """The suite as recorded, for its report; None: it cannot be read back (no report)."""
+        ...
+
+    def write_behind(self, turn: Callable[[], Any] | None = None, hold: bool = False) -> None:
+        """From now on write runs from a thread of its own, each write inside `turn()`."""
+        ...
+
+    def release_queued(self) -> None: ...
+
+    def between_cases(self, work: Callable[[], object]) -> None:
+        """Untimed work of the suite's own, done where writes are done (or not at all)."""
+        ...
+
+
+class PlainRecorder:
+    """`Recorder`'s optional part for a recorder with no store to read back, heal or write behind."""
+
+    tracking_uri = ""
+
+    def runs_page(self) -> str:
+        return ""
+
+    def housekeeping(self) -> Any | None:
+        return None
+
+    def finished_cases(self, experiment_fingerprint: str) -> dict[str, dict[str, Any]]:
+        return {}
+
+    def load_suite(self) -> StoredSuite | None:
+        return None
+
+    def write_behind(self, turn: Callable[[], Any] | None = None, hold: bool = False) -> None:
+        return None
+
+    def release_queued(self) -> None:
+        return None
+
+    def between_cases(self, work: Callable[[], object]) -> None:
+        return None
 
 
 def json_default(value: Any) -> Any:

@@ -17,6 +17,9 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 # Set by `mlflow run`: a test's suite must never attach itself to an outer run.
 _OUTER_RUN_VARS = ("MLFLOW_RUN_ID", "MLFLOW_EXPERIMENT_ID", "MLFLOW_EXPERIMENT_NAME")
+# Every run a test writes, in this process or a child, holds only names `mlcompare.records` declares:
+# the writer refuses any other (a new metric must be added to the contract first).
+os.environ["MLCOMPARE_CHECK_NAMES"] = "1"
 
 
 @pytest.fixture
@@ -70,18 +73,18 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None,
 
 @pytest.fixture
 def forked_pids(monkeypatch) -> list[int]:
-    """The pids of the children `mlcompare.forking` forks during a test (recorded, the real
+    """The pids of the children `mlcompare.forked_call` forks during a test (recorded, the real
     children still forked), to check that none is left behind."""
-    from mlcompare import forking
+    from mlcompare import forked_call
 
     pids: list[int] = []
-    forking_call = forking.ForkedCall.__init__
+    forking_call = forked_call.ForkedCall.__init__
 
     def recording(self, *args, **kwargs):
         forking_call(self, *args, **kwargs)
         pids.append(self.pid)
 
-    monkeypatch.setattr(forking.ForkedCall, "__init__", recording)
+    monkeypatch.setattr(forked_call.ForkedCall, "__init__", recording)
     return pids
 
 

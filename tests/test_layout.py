@@ -8,6 +8,7 @@ import fails here even when no other test happens to execute that line.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from conftest import REPO
@@ -136,9 +137,74 @@ def test_only_the_device_module_imports_cupy_cudf_and_cuml():
     gpu = ("cupy", "cudf", "cuml", "rmm", "pynvml")
     for name, external in EXTERNAL.items():
         if any(m.split(".")[0] in gpu for m in external):
-            assert name == "mlcompare.measure.device", name
+            assert name == "mlcompare.measure.device" or name.startswith("mlcompare.measure.device."), name
 
 
 def test_the_stage_rooms_exist():
     rooms = {name.split(".")[1] for name in MODULES if name.count(".") >= 2}
     assert {"cli", "config", "data", "measure", "suite", "tracking", "report", "pairings"} <= rooms
+
+
+# -- the package graph: which room may import which, as docs/architecture.md says ------------
+
+ARCHITECTURE = REPO / "docs" / "architecture.md"
+
+
+def _room(module: str) -> str:
+    """The room a module is in: its subpackage (`config`), or the top-level module itself
+    (`records`, `errors`, `forked_call`; the package's own `__init__` is `mlcompare`)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "mlcompare"
+
+
+def _package_edges(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = {}
+    for name, targets in graph.items():
+        for target in targets:
+            if _room(target) != _room(name):
+                edges.setdefault(_room(name), set()).add(_room(target))
+    return edges
+
+
+def _declared_edges() -> dict[str, set[str] | None]:
+    """The "may import" column of docs/architecture.md's table, by room: a set of rooms, or
+    None for "everything"."""
+    declared: dict[str, set[str] | None] = {}
+    for line in ARCHITECTURE.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[0].startswith("`mlcompare"):
+            continue
+        path = cells[0].strip("`").rstrip("/")
+        room = "mlcompare" if path == "mlcompare/__init__.py" else path.split("/")[1].removesuffix(".py")
+        may = cells[2]
+        declared[room] = None if may.startswith("everything") else set(re.findall(r"`([a-z_]+)`", may))
+    return declared
+
+
+def test_every_room_is_in_the_architecture_table():
+    rooms = {_room(name) for name in MODULES} - {"__main__"}
+    assert rooms == set(_declared_edges()), "docs/architecture.md's table lists other rooms than the package has"
+
+
+def test_rooms_import_only_what_the_architecture_table_allows():
+    declared = _declared_edges()
+    for room, targets in _package_edges(GRAPH).items():
+        allowed = declared.get(room, set())
+        if room == "__main__" or allowed is None:
+            continue
+        extra = sorted(targets - allowed)
+        assert not extra, f"{room} imports {extra}, which docs/architecture.md does not allow"
+
+
+def test_no_two_rooms_may_import_each_other():
+    declared = _declared_edges()
+    edges = {room: (set(declared) - {room} if may is None else may) for room, may in declared.items()}
+    assert _cycles({room: targets & set(edges) for room, targets in edges.items()}) == [], \
+        "the allowed imports of docs/architecture.md have a cycle"
+    assert _cycles(_package_edges(GRAPH) | {r: set() for r in declared if r not in _package_edges(GRAPH)}) == []
+
+
+def test_a_forbidden_room_import_would_be_found():
+    graph = {"mlcompare.config.a": {"mlcompare.measure.b"}, "mlcompare.measure.b": {"mlcompare.config.c"}}
+    assert _package_edges(graph) == {"config": {"measure"}, "measure": {"config"}}
+    assert _cycles(_package_edges(graph)) == [["config", "measure"]]

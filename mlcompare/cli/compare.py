@@ -19,8 +19,8 @@ from mlcompare.cli.report import REPORT_FORMATS, write_output
 from mlcompare.errors import InputError
 
 if TYPE_CHECKING:
-    from mlcompare.report.versus import SuiteComparison
-    from mlcompare.tracking.stored import StoredSuite
+    from mlcompare.records import StoredSuite
+    from mlcompare.report.suite_comparison import SuiteComparison
 
 EXIT_GATE = 1
 
@@ -89,7 +89,7 @@ class Compare(Command):
 
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
-        from mlcompare.report import versus
+        from mlcompare.report import suite_comparison
         from mlcompare.tracking import reader
 
         suites = []
@@ -102,12 +102,12 @@ class Compare(Command):
         if a.run.run_id == b.run.run_id:
             raise InputError("B", None, f"A and B are the same suite ({a.run.run_id}); name two suites "
                                         f"(e.g. {args.b}~1 for the one before the latest)")
-        comparison = versus.compare_suites(a, b, args.confidence, args.fail_quality)
+        comparison = suite_comparison.compare_suites(a, b, args.confidence, args.fail_quality)
         if comparison.rows.empty:
             raise InputError("B", None, f"suites {a.run.run_id[:8]} and {b.run.run_id[:8]} have no case in common "
                                         f"({len(a.cases)} cases in A, {len(b.cases)} in B)")
         comparison.fail_slower = args.fail_slower
-        write_output(versus.render(comparison, args.format), args.output, "the comparison")
+        write_output(suite_comparison.render(comparison, args.format), args.output, "the comparison")
         failed = report_gates(comparison, args.fail_slower, args.fail_quality)
         undecided = undecided_by_gates(comparison, args.fail_slower, args.fail_quality)
         if undecided and args.undecided == "fail":
@@ -132,32 +132,32 @@ def attach_comparison(reference: StoredSuite, parent_run_id: str, say: Callable[
 
     Never fatal: the suite is already recorded; a comparison that cannot be made is said.
     """
-    from mlcompare.report import versus
+    from mlcompare.report import suite_comparison
     from mlcompare.tracking import reader, writer
 
     try:
         suite = reader.find_suite(parent_run_id, "--compare-to")
-        comparison = versus.compare_suites(reference, suite)
+        comparison = suite_comparison.compare_suites(reference, suite)
         if comparison.rows.empty:
             say(f"mlcompare: no case in common with suite {reference.run.run_id}: no comparison logged")
             return
-        files = versus.artifacts(comparison)
+        files = suite_comparison.artifacts(comparison)
         writer.attach(parent_run_id, files, tags={"compared_to": reference.run.run_id})
     except Exception as exc:  # noqa: BLE001
         say(f"mlcompare: the comparison with suite {reference.run.run_id} could not be made: {exc!r}")
         return
     html = next(name for name in files if name.endswith(".html"))
-    say(f"mlcompare: against suite {reference.run.run_id[:8]}: {versus.summary_line(comparison)}; "
+    say(f"mlcompare: against suite {reference.run.run_id[:8]}: {suite_comparison.summary_line(comparison)}; "
         f"logged on the parent run as {html}")
 
 
 def report_gates(comparison: SuiteComparison, fail_slower: float | None, fail_quality: float | None) -> int:
     """Say on stderr which cases fail a gate; EXIT_GATE if any, else 0."""
-    from mlcompare.report import versus
+    from mlcompare.report import suite_comparison
 
     failed = 0
     if fail_slower is not None:
-        slow = versus.slower_than(comparison, fail_slower)
+        slow = suite_comparison.slower_than(comparison, fail_slower)
         if not slow.empty:
             failed += len(slow)
             print(f"mlcompare: --fail-slower {fail_slower:g}: {len(slow)} case(s) of B significantly more than "
@@ -165,7 +165,7 @@ def report_gates(comparison: SuiteComparison, fail_slower: float | None, fail_qu
             for r in slow.to_dict("records"):
                 print(f"  {r['case']}: {_slow_text(r, fail_slower)}", file=sys.stderr)
     if fail_quality is not None:
-        worse = versus.worse_than(comparison, fail_quality)
+        worse = suite_comparison.worse_than(comparison, fail_quality)
         if not worse.empty:
             failed += len(worse)
             print(f"mlcompare: --fail-quality {fail_quality:g}: {len(worse)} case(s) of B worse by more than "
@@ -178,7 +178,7 @@ def report_gates(comparison: SuiteComparison, fail_slower: float | None, fail_qu
 
 def comparison_family(comparison: SuiteComparison) -> str:
     """How the gate's tests are held together, in words."""
-    from mlcompare.report.versus.table import FAMILY_METHOD
+    from mlcompare.report.suite_comparison.table import FAMILY_METHOD
 
     return f"{FAMILY_METHOD} at {comparison.false_call_rate:.3g} over every case's fit and predict"
 
@@ -187,14 +187,14 @@ def undecided_by_gates(comparison: SuiteComparison, fail_slower: float | None,
                        fail_quality: float | None) -> tuple[str, str] | None:
     """(the gates, what they could not decide) in one line, or None: a gate that cannot decide a
     case must not pass it in silence."""
-    from mlcompare.report import versus
+    from mlcompare.report import suite_comparison
 
     found = []
     if fail_slower is not None:
-        found += [("--fail-slower", case) for case in versus.undecided_for_slower(comparison)]
+        found += [("--fail-slower", case) for case in suite_comparison.undecided_for_slower(comparison)]
     if fail_quality is not None:
         found += [("--fail-quality", f"{case} (no main metric on a side)")
-                  for case in versus.undecided_for_quality(comparison)]
+                  for case in suite_comparison.undecided_for_quality(comparison)]
     if not found:
         return None
     gates = " and ".join(dict.fromkeys(gate for gate, _ in found))

@@ -29,7 +29,7 @@ class Heal(Command):
     def run(cls, args: argparse.Namespace) -> int:
         import sys
 
-        from mlcompare.suite.heal import heal
+        from mlcompare.suite.dead_suites import heal
         from mlcompare.tracking.housekeeping import Housekeeping
 
         store = Housekeeping(experiment_names=args.experiment)

@@ -20,9 +20,9 @@ class List(Command):
 
     @classmethod
     def run(cls, args: argparse.Namespace) -> int:
-        from mlcompare.config.imports import allowed_modules
         from mlcompare.config.selection import build_catalog
         from mlcompare.measure.capability import skip_reason
+        from mlcompare.pairings.imports import allowed_modules
 
         catalog, _ = build_catalog(allowed_modules(args.allow_module), args.pairings)
         runnable = total = 0

@@ -110,7 +110,7 @@ def _run_checked(args: argparse.Namespace, guard, early):
         say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     cluster = warm = None
     if args.scheduler:  # reached before the store is touched: a bad address is an input error
-        from mlcompare.suite.spread import connect
+        from mlcompare.suite.dask_distribution import connect
 
         _check_not_training_on(experiment, args.scheduler)
         cluster = connect(args.scheduler)

@@ -14,7 +14,7 @@ from mlcompare.cli.command import Command, register
 
 #: kind -> (module, model, title); imported on use, so a bad command line stays cheap.
 KINDS = {
-    "experiment": ("mlcompare.config.experiment", "ExperimentModel", "mlcompare experiment file"),
+    "experiment": ("mlcompare.config.experiment_schema", "ExperimentModel", "mlcompare experiment file"),
     "pairing": ("mlcompare.config.pairing", "PairingModel", "mlcompare pairing file"),
     "dataset": ("mlcompare.config.cards", "Card", "mlcompare dataset card"),
 }

@@ -37,8 +37,8 @@ def _checked_catalog(args: argparse.Namespace) -> dict:
     """The catalog with plugins and --pairings files; installed estimators imported and checked
     (those of the --pairings files only, when given)."""
     from mlcompare.config.estimators import check_pairing
-    from mlcompare.config.imports import allowed_modules
     from mlcompare.config.selection import build_catalog
+    from mlcompare.pairings.imports import allowed_modules
 
     catalog, added = build_catalog(allowed_modules(args.allow_module), args.pairings)
     for pairing in catalog.values():

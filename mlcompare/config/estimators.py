@@ -13,10 +13,11 @@ import functools
 import importlib
 from typing import Any
 
-from mlcompare.config.imports import accepted_params
 from mlcompare.config.pairing import Implementation, Pairing
 from mlcompare.errors import InputError
-from mlcompare.measure import device
+from mlcompare.pairings.cluster_params import CLUSTER_PARAMS, check_cluster_params
+from mlcompare.pairings.imports import accepted_params
+from mlcompare.pairings.libraries import library_installed
 
 
 class NotImportable(Exception):
@@ -27,7 +28,7 @@ class NotImportable(Exception):
 def estimator_class(path: str) -> type | None:
     """The class at `path`, or None when it cannot be checked here (library not installed,
     or installed but unable to load on this machine: both reported when the case runs)."""
-    if not device.library_installed(path.split(".", 1)[0]):
+    if not library_installed(path.split(".", 1)[0]):
         return None
     module_name, _, class_name = path.rpartition(".")
     try:
@@ -56,8 +57,6 @@ def check_implementation(pairing: Pairing, impl: Implementation, params: dict[st
     """
     params = pairing.estimator_params(impl) if params is None else params
     if impl.distributed:
-        from mlcompare.measure.cluster import check_cluster_params
-
         wrong = check_cluster_params(params)
         if wrong:
             where = field_of(wrong[0]) if field_of else pairing.param_field(impl, wrong[0])
@@ -71,8 +70,6 @@ def check_implementation(pairing: Pairing, impl: Implementation, params: dict[st
         return
     accepted = accepted_params(cls) | set(impl.passthrough)
     if impl.distributed:
-        from mlcompare.measure.cluster import CLUSTER_PARAMS
-
         accepted |= set(CLUSTER_PARAMS)
     for name in sorted(set(params) - accepted):
         where = field_of(name) if field_of else pairing.param_field(impl, name)

@@ -21,11 +21,11 @@ from typing import Any, Iterable
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from mlcompare.config import fields
-from mlcompare.config.imports import allowed_modules, import_path_problem
 from mlcompare.config.yamlfile import load_yaml_mapping
 from mlcompare.errors import InputError
-from mlcompare.measure.quality import DEFAULT_TOLERANCE, TASK_METRICS
 from mlcompare.pairings import CATALOG_DIR
+from mlcompare.pairings.imports import allowed_modules, import_path_problem
+from mlcompare.pairings.quality import DEFAULT_TOLERANCE, TASK_METRICS
 
 #: os.pathsep-separated folders of pairing files loaded after the built-in catalog (set by
 #: the user, never by a file; the fault-injection tests use it).

@@ -14,9 +14,8 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from mlcompare.config.imports import ALLOWED_MODULE_PREFIXES, import_estimator
 from mlcompare.measure import cluster as dask_cluster
-from mlcompare.measure import device, disturbance, energy, latency, memory, quality, quiet, stats, timing
+from mlcompare.measure import device, disturbance, energy, latency, memory, stats, timed_lock, timing
 from mlcompare.measure import inputs as case_inputs
 from mlcompare.measure.audit import (
     audited,
@@ -27,6 +26,9 @@ from mlcompare.measure.audit import (
     verify_device,
 )
 from mlcompare.measure.threads import thread_pools, with_threads
+from mlcompare.pairings import quality
+from mlcompare.pairings.cluster_params import split_params
+from mlcompare.pairings.imports import ALLOWED_MODULE_PREFIXES, import_estimator
 from mlcompare.pairings.tasks import EMBEDDING_SAMPLE, TASKS
 from mlcompare.records import CaseRecord, CaseSpec, Status
 
@@ -37,7 +39,7 @@ def run_case(spec: CaseSpec) -> CaseRecord:
     threads = spec.get("threads")
     plugin = None
     if spec.get("plugin"):
-        from mlcompare.config import plugins
+        from mlcompare.pairings import plugins
 
         plugin = plugins.hooks(spec["plugin"])  # registers its metrics in this process too
     # Imported first: threadpoolctl limits only the native pools already loaded.
@@ -47,7 +49,7 @@ def run_case(spec: CaseSpec) -> CaseRecord:
     # (BLAS, OpenMP); GPU implementations get it as their estimator's host-thread parameter
     # (below), their native pools left to the library.
     limits = threadpool_limits(limits=threads) if threads and not on_gpu else contextlib.nullcontext()
-    params, cluster_settings = dask_cluster.split_params(spec["params"])
+    params, cluster_settings = split_params(spec["params"])
     # a distributed implementation trains on a Dask cluster, started (or reached) here
     dask = dask_cluster.cluster(cluster_settings, on_gpu, threads) if spec.get("distributed") else None
     with limits, dask or contextlib.nullcontext() as cluster:
@@ -140,7 +142,7 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     if accelerated:
         calls = ("fit", *([latency.CALLS[task.output]] if task.output in latency.CALLS else []))
         ran_on = verify_device(model, spec, gpu_mb, accel_report, calls)
-    quiet.release()  # the last timed call is over: the suite's writer may use the cores now
+    timed_lock.release()  # the last timed call is over: the suite's writer may use the cores now
 
     # 5. quality on the host, one shared function per metric, on the rows the outputs describe
     y_true, agree = _scored_rows(task.output, host, outputs)

@@ -33,30 +33,10 @@ import numpy as np
 
 from mlcompare.measure import device
 
-#: The reserved params of a distributed implementation: they shape its cluster.
-CLUSTER_PARAMS = ("n_workers", "threads_per_worker", "scheduler_address")
 DEFAULT_WORKERS = 2
 #: Python packages each kind of distributed implementation needs in the process that runs it.
 NEEDS = {"cpu": ("dask", "distributed", "pandas"), "gpu": ("dask", "distributed", "dask_cuda", "dask_cudf")}
 CONNECT_TIMEOUT_S = 10
-
-
-def split_params(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the estimator's own params, the cluster's params)."""
-    own = {k: v for k, v in params.items() if k not in CLUSTER_PARAMS}
-    return own, {k: v for k, v in params.items() if k in CLUSTER_PARAMS}
-
-
-def check_cluster_params(params: dict[str, Any]) -> tuple[str, str] | None:
-    """(param, what is wrong) for the first bad cluster param, or None."""
-    for key in ("n_workers", "threads_per_worker"):
-        value = params.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            return key, f"expected a whole number of at least 1, got {value!r}"
-    address = params.get("scheduler_address")
-    if address is not None and (not isinstance(address, str) or "://" not in address):
-        return "scheduler_address", f"expected a scheduler address like tcp://HOST:8786, got {address!r}"
-    return None
 
 
 def skip_reason(on_gpu: bool, params: dict[str, Any]) -> str | None:

@@ -14,9 +14,11 @@ any continuous distribution, the ratio's (a speed-up, B over A) when the two sid
 process summaries differ by a factor, i.e. have the same shape on a log scale. Each comes
 with `level`, the probability that an interval made this way covers the true value at the
 number of processes used: when they cannot reach the level asked for, the widest interval
-is returned with the lower level it has, never a wider claim. The Mann-Whitney
-distribution is computed exactly at every process count a suite allows (no normal
-approximation, no continuity correction). `tests/measure/test_intervals.py` checks the
+is returned with the lower level it has, never a wider claim. The binomial law and
+Benjamini–Hochberg's adjustment are SciPy's (`scipy.stats.binom`, `false_discovery_control`);
+the Mann-Whitney law is computed here, exactly, at every process count a suite allows (no
+normal approximation, no continuity correction), because SciPy exposes its exact law only
+through `mannwhitneyu`'s p-values, and the intervals need its quantiles. `tests/measure/test_intervals.py` checks the
 stated levels by simulation, with a random effect per process.
 """
 
@@ -118,7 +120,9 @@ def _deepest(coverage, k_max: int, confidence: float) -> int:
 
 def _binomial_tail(n: int, k: int) -> float:
     """P(Binomial(n, ½) < k)."""
-    return sum(math.comb(n, i) for i in range(k)) / 2 ** n
+    from scipy.stats import binom
+
+    return float(binom.cdf(k - 1, n, 0.5))
 
 
 def _mann_whitney_coverage(m: int, n: int, k: int) -> float:
@@ -176,17 +180,11 @@ def benjamini_hochberg(pvalues: list[float]) -> list[float]:
     """Benjamini–Hochberg adjusted p-values: calling every test whose adjusted p is at most q keeps
     the expected share of false calls among the calls at most q (and, when nothing changed at
     all, the chance of any call at most q)."""
-    count = len(pvalues)
-    if not count:
+    if not pvalues:
         return []
-    order = sorted(range(count), key=lambda i: pvalues[i])
-    adjusted = [1.0] * count
-    running = 1.0
-    for rank in range(count, 0, -1):  # from the largest p down: the running minimum of p·count/rank
-        i = order[rank - 1]
-        running = min(running, pvalues[i] * count / rank)
-        adjusted[i] = min(1.0, running)
-    return adjusted
+    from scipy.stats import false_discovery_control
+
+    return [float(p) for p in false_discovery_control(pvalues, method="bh")]
 
 
 @lru_cache(maxsize=256)

@@ -19,14 +19,19 @@ from typing import Any
 import psutil
 from threadpoolctl import threadpool_info
 
-from mlcompare.config.imports import accepted_params
+from mlcompare.pairings.imports import accepted_params
 
 
 def default_threads(cgroup_root: Path = Path("/sys/fs/cgroup"),
                     topology: Path = Path("/sys/devices/system/cpu")) -> int:
     """One thread per physical core among the CPUs this process may run on (its affinity mask),
     and no more than its control groups' CPU quota (a container given 2 CPUs of a 64-core
-    host must not start 64 threads)."""
+    host must not start 64 threads).
+
+    Not `joblib.cpu_count(only_physical_cores=True)`: it takes the smaller of the affinity
+    mask's CPU count and the machine's physical cores (so a mask of two hyper-threads of one
+    core counts 2), and reads only the root group's `cpu.max`, not a limit set on a parent
+    group of this process's own (cgroup v2 nests them)."""
     usable = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     physical = physical_cores(usable, topology)
     quota = cgroup_cpu_limit(cgroup_root)
@@ -62,16 +67,17 @@ def cgroup_cpu_limit(root: Path = Path("/sys/fs/cgroup"), proc: Path = Path("/pr
     """
     group = _own_cgroup_v2(root, proc)
     if group is not None:
-        limits, seen = [], False
+        limits: list[float] = []
+        seen = False
         path = Path(group.lstrip("/"))
         for level in [path, *path.parents]:
             try:
-                quota, period = (root / level / "cpu.max").read_text().split()[:2]
+                limit, every = (root / level / "cpu.max").read_text().split()[:2]
             except (OSError, ValueError):
                 continue
             seen = True
-            if quota != "max":
-                limits.append(int(quota) / int(period))
+            if limit != "max":
+                limits.append(int(limit) / int(every))
         if seen:
             return min(limits) if limits else None
     try:

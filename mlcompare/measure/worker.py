@@ -4,8 +4,8 @@ Reads the case spec (JSON), runs it, writes the result record (JSON). An excepti
 the case becomes a `failed` record; a crash leaves no record, which the suite reports
 (with the Python stack of a segfault in stderr, thanks to faulthandler). The same `run`
 serves a fresh process started this way and a process forked by the warm worker
-(`mlcompare.measure.forkserver`). QUIET_FD is the suite's lock the process starts holding
-(`mlcompare.measure.quiet`).
+(`mlcompare.measure.warm_server`). QUIET_FD is the suite's lock the process starts holding
+(`mlcompare.measure.timed_lock`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import sys
 import traceback
 from pathlib import Path
 
-from mlcompare.forking import die_with_parent
-from mlcompare.measure import quiet
+from mlcompare.forked_call import die_with_parent
+from mlcompare.measure import timed_lock
 from mlcompare.records import Failure, Status
 
 #: Set by the suite: the worker must not outlive it (a SIGKILLed suite cannot kill it).
@@ -45,7 +45,7 @@ def main(argv: list[str]) -> int:
 
 def run(spec_path: Path, result_path: Path, quiet_fd: int | None = None) -> int:
     """Run the case of `spec_path` here and write its record to `result_path`."""
-    quiet.adopt(quiet_fd)
+    timed_lock.adopt(quiet_fd)
     spec = json.loads(spec_path.read_text())
     try:
         if spec.get("accelerator"):
@@ -62,7 +62,7 @@ def run(spec_path: Path, result_path: Path, quiet_fd: int | None = None) -> int:
         record = {"status": Status.FAILED, "failure": failure_kind(exc), "error_type": type(exc).__name__,
                   "error": f"{type(exc).__name__}: {exc}".strip()}
     finally:
-        quiet.release()  # already, unless the case ended before its timed calls did
+        timed_lock.release()  # already, unless the case ended before its timed calls did
     from mlcompare.records import json_default
 
     tmp = result_path.with_suffix(".tmp")

@@ -4,7 +4,7 @@ A task fixes the protocol every implementation of a pairing follows, so their nu
 compare: whether the fit sees the labels and what comes out of the model afterwards (test
 predictions, the training set's own labels, a projection of the test set, an embedding
 of the training set). The quality metrics each task can report are listed by the metric
-registry (`mlcompare.measure.quality.METRICS`).
+registry (`mlcompare.pairings.quality.METRICS`).
 """
 
 from __future__ import annotations

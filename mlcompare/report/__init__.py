@@ -20,7 +20,7 @@ from mlcompare.report.table import Comparison, compare, comparison_table
 if TYPE_CHECKING:
     import pandas as pd
 
-    from mlcompare.tracking.stored import StoredSuite
+    from mlcompare.records import StoredSuite
 
 __all__ = ["FORMATS", "Comparison", "SuiteReport", "compare", "comparison_table", "description", "render",
            "suite_report", "to_csv", "to_html", "to_markdown", "to_text"]
@@ -38,7 +38,7 @@ class SuiteReport:
 
 def suite_report(suite: StoredSuite) -> SuiteReport:
     """The parent run's table (CSV, Markdown, HTML, `log_table`), plots, break-evens and description."""
-    from mlcompare.report import breakeven, equal_quality, latency, plots, threadcurve
+    from mlcompare.report import breakeven, equal_quality, latency_crossings, plots, threadcurve
 
     comparison = compare([suite])
     images = plots.render_all(comparison.cases, comparison.break_evens)
@@ -48,6 +48,6 @@ def suite_report(suite: StoredSuite) -> SuiteReport:
                **{f"plots/{name}": png for name, png in images.items()}},
         tables={"comparison_table.json": comparison.table},
         metrics={**breakeven.as_metrics(comparison.break_evens), **equal_quality.as_metrics(comparison.curves),
-                 **latency.as_metrics(latency.crossings(comparison.cases)),
+                 **latency_crossings.as_metrics(latency_crossings.crossings(comparison.cases)),
                  **threadcurve.as_metrics(comparison.threads_worth)},
         description=description(comparison))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from mlcompare.records import Status
-from mlcompare.report import costs, equal_quality, latency, results
+from mlcompare.report import cheapest, equal_quality, latency_crossings, results
 from mlcompare.report.render import markdown_table
 from mlcompare.report.table import (
     Comparison,
@@ -73,10 +73,10 @@ def description(comparison: Comparison) -> str:
         lines.append(f"- break-even: {b.pairing} · {b.impl_label} beats {b.baseline} from about "
                      f"{rows_text(b.rows)} rows ({break_even_data(b)})")
     lines += [f"- workers: {line}" for line in worker_lines(cases)]
-    lines += [f"- {line}" for line in costs.cheapest_lines(cases)]
-    found = latency.crossings(cases)
+    lines += [f"- {line}" for line in cheapest.cheapest_lines(cases)]
+    found = latency_crossings.crossings(cases)
     lines += [f"- {line}" for pairing in dict.fromkeys(c.pairing for c in found)
-              for line in latency.crossing_lines(found, pairing)]
+              for line in latency_crossings.crossing_lines(found, pairing)]
     lines += [f"- threads: {w.text()}" for w in comparison.threads_worth]
     lines += [f"- fairness audit: {line}" for line in audit_lines(cases)]
     lines += [f"- at equal quality: {line}" for line in equal_quality.lines(comparison.curves)]

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from mlcompare.measure.quality import HIGHER_IS_BETTER, METRICS, quality_delta
+from mlcompare.pairings.quality import HIGHER_IS_BETTER, METRICS, quality_delta
 from mlcompare.records import Status
 
 

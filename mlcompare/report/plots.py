@@ -30,7 +30,7 @@ _PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#
 def render_all(cases: pd.DataFrame, found: list[BreakEven]) -> dict[str, bytes]:
     """Every plot of `PLOTS`, keyed by its file name, in the order they are shown (drawn by
     two processes: see `forked`)."""
-    from mlcompare.report.forked import in_two_processes
+    from mlcompare.report.two_process_plots import in_two_processes
 
     return in_two_processes({name: functools.partial(draw, cases, found) for name, draw in PLOTS.items()})
 
@@ -290,19 +290,19 @@ def latency_vs_batch(cases: pd.DataFrame) -> bytes:
     """Predict latency against rows per call, a log-log panel per comparison group that logged
     it: a line per implementation (solid: median, dashed: p99 where logged); a dotted vertical
     marks the batch size from which an implementation answers faster than the baseline."""
-    from mlcompare.report import latency
+    from mlcompare.report import latency_crossings
 
-    data = latency.with_latency(_ran(cases))
+    data = latency_crossings.with_latency(_ran(cases))
     several = data["suite_run_id"].nunique() > 1
     groups = list(data.groupby(["suite_run_id", "pairing", "dataset_label", "sweep_shared"], sort=False))
     fig, axes = _panels(len(groups))
     if not groups:
         return _empty(fig, axes[0], "no case logged predict latency by batch size (predict_batch_sizes)")
-    found = latency.crossings(data)
+    found = latency_crossings.crossings(data)
     for ax, ((suite, pairing, dataset, shared), part) in zip(axes, groups):
         for index, r in enumerate(part.itertuples()):
             colour = _colour(part, r.series)
-            median, tail = latency.curve(r.latency, "p50"), latency.curve(r.latency, "p99")
+            median, tail = latency_crossings.curve(r.latency, "p50"), latency_crossings.curve(r.latency, "p99")
             ax.plot(list(median), list(median.values()), marker=_MARKERS[index % len(_MARKERS)], color=colour,
                     label=f"{r.series} ({r.device})" + (" · baseline" if r.is_baseline else ""))
             if tail:

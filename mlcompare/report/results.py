@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mlcompare.data.cache import human_count
-from mlcompare.measure.quality import HIGHER_IS_BETTER, TASK_METRICS
 from mlcompare.measure.stats import median_interval
+from mlcompare.pairings.quality import HIGHER_IS_BETTER, TASK_METRICS
 from mlcompare.records import Status
 
 if TYPE_CHECKING:  # only the types: reading results never needs MLflow itself
-    from mlcompare.tracking.stored import StoredRun, StoredSuite
+    from mlcompare.records import StoredRun, StoredSuite
 
 #: Metrics copied from each case run as they are (absent ones become NaN).
 CASE_METRICS = ("fit_time_s", "fit_time_min_s", "fit_time_iqr_s", "fit_time_cv", "fit_cold_time_s",

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from mlcompare.records import Status
-from mlcompare.report import breakeven, costs, equal_quality, latency, results, threadcurve
+from mlcompare.report import breakeven, cheapest, equal_quality, latency_crossings, results, threadcurve
 
 if TYPE_CHECKING:
-    from mlcompare.tracking.stored import StoredSuite
+    from mlcompare.records import StoredSuite
 
 #: Per implementation, the comparison table's columns (CSV and `log_table`).
 FIELDS = ("status", "fit_time_s", "fit_ci_low_s", "fit_ci_high_s", "speedup_fit", "speedup_fit_ci_low",
@@ -107,7 +107,7 @@ def _pairing_cells(cases: pd.DataFrame, several_suites: bool) -> pd.DataFrame:
     impls = _impl_labels(cases)
     metric = next((m for m in cases["main_metric"] if isinstance(m, str)), "quality")
     show_parity = cases["parity"].isin(["ok", "degraded"]).any()
-    show_cost = not costs.priced(cases).empty
+    show_cost = not cheapest.priced(cases).empty
     show_equal_quality = "speedup_equal_quality" in cases and cases["equal_quality_text"].astype(bool).any()
     keys = ["suite_label", "dataset", "n_features", "n_samples", "sweep_shared"]
     out = []
@@ -125,7 +125,7 @@ def _pairing_cells(cases: pd.DataFrame, several_suites: bool) -> pd.DataFrame:
             if not baseline:
                 row[(impl, "speed-up")] = _speedup_cell(r)
             if show_cost and not baseline:
-                row[(impl, "cost ratio")] = costs.ratio_text(r["fit_cost_ratio"]) if r else ""
+                row[(impl, "cost ratio")] = cheapest.ratio_text(r["fit_cost_ratio"]) if r else ""
             if show_equal_quality and not baseline:
                 row[(impl, "at equal quality")] = _equal_quality_cell(r)
             row[(impl, metric)] = number_text(r["quality"]) if r and r["status"] == Status.OK else ""
@@ -286,8 +286,8 @@ def _sections(comparison: Comparison):
     for pairing in dict.fromkeys(comparison.cases["pairing"].dropna()):
         part = comparison.cases[comparison.cases["pairing"] == pairing]
         part = part.sort_values(["dataset", "n_features", "n_samples", "suite_label"], kind="stable")
-        evens = (_break_even_lines(comparison, pairing) + worker_lines(part) + costs.cheapest_lines(part)
-                 + latency.crossing_lines(latency.crossings(part), pairing)
+        evens = (_break_even_lines(comparison, pairing) + worker_lines(part) + cheapest.cheapest_lines(part)
+                 + latency_crossings.crossing_lines(latency_crossings.crossings(part), pairing)
                  + [w.text() + _suite_of(comparison, w.suite_run_id) for w in comparison.threads_worth
                     if w.pairing == pairing])
         absent = part["impl_label"].isin(skipped_everywhere(part))

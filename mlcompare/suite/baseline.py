@@ -8,9 +8,10 @@ import math
 import numpy as np
 
 from mlcompare.config.experiment import Case
-from mlcompare.measure import quality, stats
+from mlcompare.measure import stats
+from mlcompare.pairings import quality
 from mlcompare.records import CaseRecord
-from mlcompare.suite.cost import cost_ratio
+from mlcompare.suite.case_cost import cost_ratio
 
 #: Fitted counts (metrics) compared between an implementation and its baseline.
 FITTED = ("fit_iterations", "fit_trees")

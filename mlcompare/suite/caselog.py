@@ -1,31 +1,20 @@
 """A finished case's record as an MLflow child run: its params, metrics, tags and texts.
 
-The suite hands the result to a recorder (`mlcompare.tracking.writer.Recorder`, or any
-object with its methods); only that recorder talks to MLflow.
+The suite hands the result to a recorder (`mlcompare.records.Recorder`: the names it may
+carry are declared there too); only `mlcompare.tracking.writer.Recorder` talks to MLflow.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mlcompare.config.experiment import Case, Experiment
 from mlcompare.config.pairing import Implementation
 from mlcompare.config.selection import point_label
 from mlcompare.measure import cluster as dask_cluster
-from mlcompare.records import RUN_STATUS, CaseRecord, Status
-from mlcompare.suite.cost import cost_note
-
-if TYPE_CHECKING:
-    from mlcompare.tracking.writer import Recorder
-
-
-#: Metric histories of every repeat (step = repeat), from the record's lists.
-HISTORIES = {"fit_time_repeat_s": "fit_times", "fit_host_input_time_repeat_s": "fit_host_times",
-             "predict_time_repeat_s": "predict_times",
-             # one summary per process (step = round): what the intervals and `compare` are computed from
-             "fit_time_process_s": "fit_process_times", "fit_host_input_time_process_s": "fit_host_process_times",
-             "predict_time_process_s": "predict_process_times",
-             "end_to_end_time_process_s": "end_to_end_process_times"}
+from mlcompare.pairings.cluster_params import split_params
+from mlcompare.records import CASE_HISTORIES, RECORD_TAGS, RUN_STATUS, CaseRecord, Recorder, Status
+from mlcompare.suite.case_cost import cost_note
 
 
 def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Experiment, threads: int,
@@ -81,10 +70,7 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
     differences = pairing.differences(impl) + [f"found: {d}" for d in record.get("found_differences", [])]
     if differences:
         tags["param_differences"] = " | ".join(differences)
-    for key in ("skip_reason", "error", "ran_on", "threadpools", "library_version", "parity", "dataset_sha256",
-                "signal", "worker_host", "dask_worker", "baseline_host", "timing_stability", "memory_method",
-                "load_reader", "gpu_memory_method", "gpu_clock_reasons", "energy_source", "energy_unavailable",
-                "latency_note", "interval_note", "cpu_others_note", "load_reader_note", "rmm_pool"):
+    for key in RECORD_TAGS:
         if record.get(key):
             tags[key] = str(record[key])
     if record.get("process"):
@@ -95,7 +81,7 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
         tags["cost_note"] = cost_note(impl.device, record, experiment.cost_per_hour)
     texts = {"worker_stderr.txt": record["stderr_tail"]} if record.get("stderr_tail") else None
     status = RUN_STATUS[record["status"]]
-    history = {name: record[key] for name, key in HISTORIES.items() if record.get(key)}
+    history = {name: record[key] for name, key in CASE_HISTORIES.items() if record.get(key)}
     dataset_input = None
     if record.get("dataset_sha256"):
         dataset_input = {"name": spec.label, "digest": record["dataset_sha256"][:16],
@@ -130,7 +116,7 @@ def _input_modes(impl: Implementation) -> str:
 
 def _cluster_params(case: Case, record: dict[str, Any]) -> dict[str, Any]:
     """A distributed case's cluster as params (`dask_workers` is the scaling plot's axis)."""
-    _, settings = dask_cluster.split_params(case.pairing.estimator_params(case.implementation))
+    _, settings = split_params(case.pairing.estimator_params(case.implementation))
     ran = record.get("cluster") or {}
     return {"distributed": case.implementation.distributed,
             "dask_workers": ran.get("workers", settings.get("n_workers") or

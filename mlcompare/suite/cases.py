@@ -12,13 +12,13 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from mlcompare import forking
+from mlcompare import forked_call
 from mlcompare.config.experiment import Case, Experiment
-from mlcompare.config.imports import ALLOWED_MODULE_PREFIXES
 from mlcompare.data import cache as datasets
 from mlcompare.errors import InputError
 from mlcompare.measure.capability import skip_reason
 from mlcompare.measure.device import choose_reader as device_reader
+from mlcompare.pairings.imports import ALLOWED_MODULE_PREFIXES
 from mlcompare.records import CaseRecord, CaseSpec, Failure, Status
 from mlcompare.suite.interrupts import Interrupted, SignalGuard
 from mlcompare.suite.isolation import run_isolated
@@ -59,7 +59,7 @@ def prepare_datasets(experiment: Experiment, say: Callable[[str], None] = _stder
 
 
 class PreparingBeside:
-    """`prepare_datasets` started in a forked child (`mlcompare.forking`), which generates and
+    """`prepare_datasets` started in a forked child (`mlcompare.forked_call`), which generates and
     writes the data on another core while this process opens the store. Where this process
     cannot fork, the datasets are prepared here when `result` is asked for."""
 
@@ -68,7 +68,7 @@ class PreparingBeside:
         self._guard, self._say = guard or SignalGuard(), say
         # one call, given where its progress lines go: `say` here, the pipe in the child
         self._prepare = functools.partial(prepare_datasets, experiment, guard=self._guard, everywhere=everywhere)
-        self._child = forking.ForkedCall(self._prepare) if forking.can_fork() else None
+        self._child = forked_call.ForkedCall(self._prepare) if forked_call.can_fork() else None
 
     def result(self) -> dict[str, Path | str]:
         """What `prepare_datasets` returns; the child's progress lines are said as they come
@@ -79,7 +79,7 @@ class PreparingBeside:
         try:
             with self._guard.interruptible():
                 return self._child.result(on_message=self._say)
-        except forking.ChildLost as lost:
+        except forked_call.ChildLost as lost:
             self._say(f"mlcompare: {lost}; preparing the datasets here")
             return self._prepare(self._say)
 
@@ -190,7 +190,7 @@ def _allowed_for(case: Case, experiment: Experiment) -> tuple[str, ...]:
     """The worker re-checks the allow-list on import: give it the experiment's, plus a plugin's own package."""
     allowed = experiment.allowed_modules or ALLOWED_MODULE_PREFIXES
     if case.pairing.plugin:
-        from mlcompare.config.plugins import allowed_for
+        from mlcompare.pairings.plugins import allowed_for
 
         allowed = tuple(dict.fromkeys([*allowed, *(f"{m}." for m in allowed_for(case.pairing.plugin))]))
     return allowed

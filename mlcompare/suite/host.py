@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import subprocess
 from importlib import metadata
 from pathlib import Path
@@ -14,14 +15,41 @@ import psutil
 from mlcompare import __version__
 from mlcompare.measure import device
 
-#: Every package a number may depend on (the `version.*` tags); those not installed are left out.
-_PACKAGES = ("mlflow", "scikit-learn", "scikit-learn-intelex", "xgboost", "xgboost-cu12", "xgboost-cu13", "lightgbm",
-             "numpy", "pandas", "pyarrow", "threadpoolctl", "cuml-cu13", "cuml-cu12", "cudf-cu13", "cudf-cu12",
-             "rmm-cu13", "rmm-cu12", "cupy-cuda13x", "cupy-cuda12x", "dask", "distributed", "dask-cuda",
-             "dask-cudf-cu13", "dask-cudf-cu12", "nvidia-ml-py")
+#: Distributions that decide numbers without being one of mlcompare's own requirements: the
+#: RMM under cuML and cuDF, and XGBoost's CUDA-only builds (another name for `xgboost`).
+_INDIRECT = ("rmm-cu12", "rmm-cu13", "xgboost-cu12", "xgboost-cu13")
+_REPO = Path(__file__).resolve().parents[2]
+
+
+def packages() -> list[str]:
+    """Every distribution a number may depend on (the `version.*` tags): mlcompare's own
+    requirements, those of every extra but `dev` (the test tools), read from its installed
+    metadata, or from the checkout's pyproject.toml and requirements.txt when it runs from a
+    checkout that is not installed (bench/gpu_check.py on a GPU box); and `_INDIRECT`."""
+    try:
+        requirements = metadata.requires("mlcompare") or []
+    except metadata.PackageNotFoundError:
+        requirements = _checkout_requirements()
+    names = [re.split(r"[\s<>=!~;\[(]", r.strip(), maxsplit=1)[0] for r in requirements
+             if not re.search(r"""extra\s*==\s*["']dev["']""", r)]
+    return list(dict.fromkeys(n for n in [*names, *_INDIRECT] if n and n != "mlcompare"))
+
+
+def _checkout_requirements() -> list[str]:
+    import tomllib
+
+    try:
+        project = tomllib.loads((_REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+        lines = (_REPO / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    except (OSError, KeyError, ValueError):
+        return []
+    extras = [r for name, listed in project.get("optional-dependencies", {}).items() if name != "dev" for r in listed]
+    return [line for line in lines if line.strip() and not line.lstrip().startswith("#")] + extras
 
 
 def cpu_model() -> str:
+    """The CPU's model name, from /proc/cpuinfo (read in microseconds; py-cpuinfo takes 1.7 s
+    here and says less: "AMD EPYC"); elsewhere what `platform` knows."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
             for line in f:
@@ -49,7 +77,7 @@ def fingerprint() -> dict[str, str]:
         **gpu_tags(),
         **git_state(),
     }
-    for package in _PACKAGES:
+    for package in packages():
         try:
             tags[f"version.{package}"] = metadata.version(package)
         except metadata.PackageNotFoundError:
@@ -70,7 +98,7 @@ def gpu_tags() -> dict[str, str]:
 
 def git_state() -> dict[str, str]:
     """The commit mlcompare's own code came from, and whether its tree had local changes."""
-    root = Path(__file__).resolve().parents[2]
+    root = _REPO
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
                                 timeout=10)

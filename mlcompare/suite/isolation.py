@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
 import mlcompare
-from mlcompare.measure.quiet import Turns
+from mlcompare.measure.timed_lock import Turns
 from mlcompare.measure.timing import FIRST_FIT
 from mlcompare.measure.worker import PARENT_PID_ENV
-from mlcompare.records import CaseRecord, CaseSpec, Failure, Status
+from mlcompare.records import CaseRecord, CaseSpec, Failure, Recorder, Status
 from mlcompare.suite.interrupts import Interrupted, SignalGuard
-from mlcompare.suite.warm import ForkedCase, SpawnedCase, WarmWorker, WorkerLost, forkable, preloads
+from mlcompare.suite.warm_worker import ForkedCase, SpawnedCase, WarmWorker, WorkerLost, forkable, preloads
 
 if TYPE_CHECKING:
     from mlcompare.config.experiment import Case
@@ -63,7 +63,7 @@ def serving(warm: WarmWorker | None, turns: Turns | None) -> Iterator[Serving]:
 
 @contextmanager
 def case_processes(cases: list[Case], allowed: tuple[str, ...], skip_reason: Callable[[Case], str | None],
-                   recorder: object, scratch: Path, warm: WarmWorker | bool = True,
+                   recorder: Recorder, scratch: Path, warm: WarmWorker | bool = True,
                    local: bool = True) -> Iterator[None]:
     """While a suite's cases run here: its runs are written behind (by the recorder's thread,
     never during a case's timed calls) and its CPU cases are forked from a warm worker (`warm`,
@@ -73,10 +73,9 @@ def case_processes(cases: list[Case], allowed: tuple[str, ...], skip_reason: Cal
         yield
         return
     turns = Turns(scratch / "quiet.lock")
-    if hasattr(recorder, "write_behind"):
-        # a finished case's run is written once the next case has started and its timed calls are over
-        recorder.write_behind(turns.writer, hold=True)
-        turns.handed_over = recorder.release_queued
+    # a finished case's run is written once the next case has started and its timed calls are over
+    recorder.write_behind(turns.writer, hold=True)
+    turns.handed_over = recorder.release_queued
     server = warm if isinstance(warm, WarmWorker) else None
     if warm is True:
         server = start_warm_worker(cases, allowed, skip_reason)

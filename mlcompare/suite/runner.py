@@ -23,11 +23,12 @@ import yaml
 
 from mlcompare.config.experiment import Case, Experiment
 from mlcompare.measure.threads import default_threads
-from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG, CaseRecord, Status
+from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG, CaseRecord, Recorder, Status
 from mlcompare.suite import host as sysinfo
 from mlcompare.suite import isolation
 from mlcompare.suite import resume as resume_keys
 from mlcompare.suite.baseline import compare, lower_bound
+from mlcompare.suite.case_cost import case_costs
 from mlcompare.suite.caselog import log_case
 from mlcompare.suite.cases import (
     base_record,
@@ -39,17 +40,15 @@ from mlcompare.suite.cases import (
     skipped_everywhere,
     skipped_everywhere_lines,
 )
-from mlcompare.suite.cost import case_costs
-from mlcompare.suite.heal import heal, owner_tags
+from mlcompare.suite.dead_suites import heal, owner_tags
 from mlcompare.suite.interrupts import Interrupted, SignalGuard
 from mlcompare.suite.progress import SuiteProgress, collapsed
 from mlcompare.suite.rounds import pool_rounds, stability
-from mlcompare.suite.warm import WarmWorker
+from mlcompare.suite.warm_worker import WarmWorker
 
 if TYPE_CHECKING:  # the suite needs only a recorder's methods; MLflow is imported by tracking/
     from mlcompare.report import SuiteReport
-    from mlcompare.suite.spread import Connection
-    from mlcompare.tracking.writer import Recorder
+    from mlcompare.suite.dask_distribution import Connection
 
 
 @dataclass
@@ -74,136 +73,186 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def run_suite(experiment: Experiment, recorder: Recorder, say: Callable[[str], None] = _stderr,
-              prepared: dict[str, Path | str] | None = None, progress: SuiteProgress | None = None,
-              guard: SignalGuard | None = None, resume: bool = False, fail_fast: bool = False,
-              cluster: Connection | None = None, warm: WarmWorker | bool = True) -> SuiteOutcome:
-    """Run every case; `resume` reuses the cases FINISHED under the same experiment
-    fingerprint; `fail_fast` stops at the first failed case; `cluster` (`spread.connect`)
-    spreads the cases over a Dask cluster's workers. A signal caught by `guard` kills the
-    running cases' workers, marks their runs and the parent KILLED and raises `Interrupted`.
-    `warm`: CPU cases are forked from a warm worker (this one, or one started here; False:
-    every case in a fresh process)."""
-    guard = guard or SignalGuard()  # not installed: never raises
-    cases = experiment.cases()
-    threads = experiment.threads or default_threads()
-    if prepared is None:
-        prepared = prepare_datasets(experiment, say, guard, everywhere=cluster is not None)
-    fingerprint = sysinfo.fingerprint()
-    experiment_fp = resume_keys.experiment_fingerprint(
-        experiment, fingerprint, threads if cluster is None else experiment.threads)
-    guard.check()  # a signal while starting up: stop before any run exists
-    if hasattr(recorder, "housekeeping"):  # close what suites that died on this host left RUNNING
-        heal(recorder.housekeeping(), say=say)
-    spread_tags = {"dask_scheduler": cluster.address} if cluster else {}
-    parent = recorder.start_suite(
-        run_name=f"suite · {experiment.name}",
-        params={"suite_name": experiment.name, "suite_file": Path(experiment.source).name,
-                "suite_file_sha256": experiment.sha256, "suite_repeats": experiment.repeats,
-                "suite_min_time_s": experiment.min_time_s, "suite_rounds": experiment.rounds,
-                "suite_threads": threads if cluster is None else experiment.threads or "each worker's cores",
-                "suite_cases": len(cases), "suite_timeout_s": experiment.timeout_s, "suite_resume": resume,
-                **({"suite_thread_sweep": ",".join(map(str, experiment.thread_sweep))} if experiment.thread_sweep
-                   else {})},
-        tags={"mlcompare.kind": "suite", EXPERIMENT_FINGERPRINT_TAG: experiment_fp, **fingerprint, **spread_tags,
-              **owner_tags()},
-        system_metrics=experiment.system_metrics)
-    outcome = SuiteOutcome(parent, runs_page=recorder.runs_page() if hasattr(recorder, "runs_page") else "")
-    where = f"{threads} CPU threads" if cluster is None else cluster.describe()
-    say(f"mlcompare: suite {experiment.name!r}, {len(cases)} cases, {where}, "
-        f"store {recorder.tracking_uri}, parent run {parent}")
-    if cluster is None:  # spread, each worker decides what it can run
-        never_here = skipped_everywhere(cases)
-        outcome.skipped_everywhere = set(never_here)
-        for line in skipped_everywhere_lines(never_here):
-            say(line)
-    started = time.perf_counter()
-    cpus = sysinfo.usable_cpus()
-    baselines: dict[tuple, CaseRecord] = {}
-    timed_out: dict[tuple, CaseRecord] = {}  # baselines stopped in their first fit by the time limit
-    held: dict[tuple, list[tuple[int, CaseRecord]]] = {}
+@dataclass
+class SuiteOptions:
+    """How a suite runs, besides what its experiment file says (the `mlcompare run` flags).
 
-    def accept(index: int, record: CaseRecord) -> bool:
-        """Compare, log and report one finished case; False to stop the suite (--fail-fast)."""
-        case = cases[index - 1]
-        case_fp = resume_keys.case_fingerprint(case, experiment_fp)
-        if record["status"] == Status.OK and case.is_baseline:
-            baselines[case.group] = record
-        elif case.is_baseline and record.get("first_fit_unfinished_s"):
-            timed_out[case.group] = record
-        if "reused_from" not in record:
-            if record["status"] == Status.OK:  # priced before the comparison: the cost ratio needs both
-                record["metrics"].update(case_costs(case.implementation.device, record, experiment.cost_per_hour))
-            if record["status"] == Status.OK and case.group in baselines:
-                baseline = baselines[case.group]
-                record["metrics"].update(compare(case, record, baseline))
-                if baseline.get("worker_host", record.get("worker_host")) != record.get("worker_host"):
-                    record["baseline_host"] = baseline["worker_host"]  # a speed-up across two machines
-            elif record["status"] == Status.OK and case.group in timed_out:
-                record["metrics"].update(lower_bound(record, timed_out[case.group]))
-            keys = {EXPERIMENT_FINGERPRINT_TAG: experiment_fp, CASE_FINGERPRINT_TAG: case_fp}
-            host = record.get("worker_fingerprint") or fingerprint  # where the case really ran
-            if record["status"] == Status.OK:
-                record["timing_stability"] = stability(record, cpus)
-            log_case(recorder, case, record, experiment, threads, host | keys)
-        outcome.records.append(record)
-        if not collapsed(record, outcome.skipped_everywhere):
-            say(f"[{len(outcome.records)}/{len(cases)}] {case.name}: {_summary(record)}")
-        if progress:
-            progress.case_finished(len(outcome.records), len(cases), case.name, record)
-        if fail_fast and record["status"] == Status.FAILED:
-            outcome.stopped_early = True
-            say(f"mlcompare: stopping at the first failed case (--fail-fast); "
-                f"{len(cases) - len(outcome.records)} cases not run")
-            return False
-        return True
+    `prepared`: the datasets already made (else made here); `resume` reuses the cases
+    FINISHED under the same experiment fingerprint; `fail_fast` stops at the first failed
+    case; `cluster` (`dask_distribution.connect`) spreads the cases over a Dask cluster's
+    workers; `warm`: CPU cases are forked from a warm worker (this one, or one started here;
+    False: every case in a fresh process). A signal caught by `guard` kills the running
+    cases' workers, marks their runs and the parent KILLED and raises `Interrupted`.
+    """
 
-    try:
-        finished = recorder.finished_cases(experiment_fp) if resume else {}
-        if resume:
-            say(f"resume: {len(finished)} cases of this experiment already FINISHED in the store")
+    say: Callable[[str], None] = _stderr
+    prepared: dict[str, Path | str] | None = None
+    progress: SuiteProgress | None = None
+    guard: SignalGuard | None = None
+    resume: bool = False
+    fail_fast: bool = False
+    cluster: Connection | None = None
+    warm: WarmWorker | bool = True
+
+
+def run_suite(experiment: Experiment, recorder: Recorder, **options: Any) -> SuiteOutcome:
+    """Run every case of `experiment` and record it through `recorder`; `options` are
+    `SuiteOptions`' fields."""
+    return Suite(experiment, recorder, SuiteOptions(**options)).run()
+
+
+class Suite:
+    """One suite's run: its parent run, and what the cases finished so far left for the next.
+
+    Each finished case is compared with its group's baseline as it is accepted, so the
+    baselines found so far (`baselines`, and `timed_out` for those stopped in their first fit
+    by the time limit) are kept here, with the cases `held` for a baseline a spread suite has
+    not finished yet.
+    """
+
+    def __init__(self, experiment: Experiment, recorder: Recorder, options: SuiteOptions) -> None:
+        self.experiment, self.recorder, self.options = experiment, recorder, options
+        self.say = options.say
+        self.guard = options.guard or SignalGuard()  # not installed: never raises
+        self.cases = experiment.cases()
+        self.threads = experiment.threads or default_threads()
+        self.baselines: dict[tuple, CaseRecord] = {}
+        self.timed_out: dict[tuple, CaseRecord] = {}
+        self.held: dict[tuple, list[tuple[int, CaseRecord]]] = {}
+
+    def run(self) -> SuiteOutcome:
+        self._start()
+        started = time.perf_counter()
+        try:
+            self._run_cases()
+            self.guard.check()
+        except Interrupted as stop:
+            # a tag as well as the status: after Ctrl-C, `mlflow run` (3.17) overwrites its run's
+            # KILLED with FAILED (its launcher compares a status name with status numbers)
+            self.recorder.abort_suite("KILLED", tags={"interrupted_by": stop.signal_name})
+            raise
+        except BaseException:
+            self.recorder.abort_suite("FAILED")
+            raise
+        self._finish(time.perf_counter() - started)
+        return self.outcome
+
+    def _start(self) -> None:
+        """The datasets, the fingerprints, the parent run; the implementations skipped everywhere said once."""
+        experiment, recorder, cluster, threads = self.experiment, self.recorder, self.options.cluster, self.threads
+        self.prepared = self.options.prepared
+        if self.prepared is None:
+            self.prepared = prepare_datasets(experiment, self.say, self.guard, everywhere=cluster is not None)
+        self.fingerprint = sysinfo.fingerprint()
+        self.experiment_fp = resume_keys.experiment_fingerprint(
+            experiment, self.fingerprint, threads if cluster is None else experiment.threads)
+        self.guard.check()  # a signal while starting up: stop before any run exists
+        store = recorder.housekeeping()
+        if store is not None:  # close what suites that died on this host left RUNNING
+            heal(store, say=self.say)
+        spread_tags = {"dask_scheduler": cluster.address} if cluster else {}
+        parent = recorder.start_suite(
+            run_name=f"suite · {experiment.name}",
+            params={"suite_name": experiment.name, "suite_file": Path(experiment.source).name,
+                    "suite_file_sha256": experiment.sha256, "suite_repeats": experiment.repeats,
+                    "suite_min_time_s": experiment.min_time_s, "suite_rounds": experiment.rounds,
+                    "suite_threads": threads if cluster is None else experiment.threads or "each worker's cores",
+                    "suite_cases": len(self.cases), "suite_timeout_s": experiment.timeout_s,
+                    "suite_resume": self.options.resume,
+                    **({"suite_thread_sweep": ",".join(map(str, experiment.thread_sweep))}
+                       if experiment.thread_sweep else {})},
+            tags={"mlcompare.kind": "suite", EXPERIMENT_FINGERPRINT_TAG: self.experiment_fp, **self.fingerprint,
+                  **spread_tags, **owner_tags()},
+            system_metrics=experiment.system_metrics)
+        self.outcome = SuiteOutcome(parent, runs_page=recorder.runs_page())
+        where = f"{threads} CPU threads" if cluster is None else cluster.describe()
+        self.say(f"mlcompare: suite {experiment.name!r}, {len(self.cases)} cases, {where}, "
+                 f"store {recorder.tracking_uri}, parent run {parent}")
+        if cluster is None:  # spread, each worker decides what it can run
+            never_here = skipped_everywhere(self.cases)
+            self.outcome.skipped_everywhere = set(never_here)
+            for line in skipped_everywhere_lines(never_here):
+                self.say(line)
+        self.cpus = sysinfo.usable_cpus()
+
+    def _run_cases(self) -> None:
+        experiment, recorder, cluster = self.experiment, self.recorder, self.options.cluster
+        finished = recorder.finished_cases(self.experiment_fp) if self.options.resume else {}
+        if self.options.resume:
+            self.say(f"resume: {len(finished)} cases of this experiment already FINISHED in the store")
         with tempfile.TemporaryDirectory(prefix="mlcompare-suite-") as scratch, \
-                isolation.case_processes(cases, experiment.allowed_modules, case_skip_reason, recorder,
-                                         Path(scratch), warm, local=cluster is None):
-            if cluster is None and hasattr(recorder, "between_cases"):
+                isolation.case_processes(self.cases, experiment.allowed_modules, case_skip_reason, recorder,
+                                         Path(scratch), self.options.warm, local=cluster is None):
+            if cluster is None:
                 recorder.between_cases(_report_libraries)  # imported between cases, not after the last
-            outcomes = _outcomes(cases, experiment, experiment_fp, finished, threads, prepared, Path(scratch),
-                                 guard, progress, cluster, say)
+            outcomes = _outcomes(self.cases, experiment, self.experiment_fp, finished, self.threads, self.prepared,
+                                 Path(scratch), self.guard, self.options.progress, cluster, self.say)
             try:
-                for index, record in _baselines_first(cases, outcomes, held):
-                    if not accept(index, record):
+                for index, record in _baselines_first(self.cases, outcomes, self.held):
+                    if not self.accept(index, record):
                         break
             finally:
                 outcomes.close()  # stopped early: a spread suite's cases still running are killed
                 # cases held for a baseline that never came (stopped early): logged, uncompared
-                for index, record in sorted(pair for pairs in held.values() for pair in pairs):
-                    accept(index, record)
-                held.clear()
-        guard.check()
-    except Interrupted as stop:
-        # a tag as well as the status: after Ctrl-C, `mlflow run` (3.17) overwrites its run's
-        # KILLED with FAILED (its launcher compares a status name with status numbers)
-        recorder.abort_suite("KILLED", tags={"interrupted_by": stop.signal_name})
-        raise
-    except BaseException:
-        recorder.abort_suite("FAILED")
-        raise
-    failed = outcome.count(Status.FAILED)
-    wall = time.perf_counter() - started
-    summary = _summary_from_store(recorder, say)
-    resumed_from = sorted({r["reused_parent"] for r in outcome.records if r.get("reused_parent")})
-    finish: dict[str, Any] = {"tables": summary.tables} if summary.tables else {}
-    recorder.finish_suite(
-        status="FAILED" if failed or outcome.stopped_early else "FINISHED",
-        metrics={"suite_wall_time_s": wall, "cases_ok": outcome.count(Status.OK),
-                 "cases_skipped": outcome.count(Status.SKIPPED), "cases_failed": failed,
-                 "cases_reused": outcome.reused, "cases_not_run": len(cases) - len(outcome.records),
-                 **summary.metrics},
-        tags={"mlflow.note.content": summary.description,
-              **({"resumed_from": ",".join(resumed_from)} if resumed_from else {})},
-        files={**summary.files, "experiment.yaml": yaml.safe_dump(experiment.raw, sort_keys=False)},
-        **finish)
-    return outcome
+                for index, record in sorted(pair for pairs in self.held.values() for pair in pairs):
+                    self.accept(index, record)
+                self.held.clear()
+
+    def accept(self, index: int, record: CaseRecord) -> bool:
+        """Compare, log and report one finished case; False to stop the suite (--fail-fast)."""
+        case, outcome = self.cases[index - 1], self.outcome
+        if record["status"] == Status.OK and case.is_baseline:
+            self.baselines[case.group] = record
+        elif case.is_baseline and record.get("first_fit_unfinished_s"):
+            self.timed_out[case.group] = record
+        if "reused_from" not in record:
+            self._compare_and_log(case, record)
+        outcome.records.append(record)
+        if not collapsed(record, outcome.skipped_everywhere):
+            self.say(f"[{len(outcome.records)}/{len(self.cases)}] {case.name}: {_summary(record)}")
+        if self.options.progress:
+            self.options.progress.case_finished(len(outcome.records), len(self.cases), case.name, record)
+        if self.options.fail_fast and record["status"] == Status.FAILED:
+            outcome.stopped_early = True
+            self.say(f"mlcompare: stopping at the first failed case (--fail-fast); "
+                     f"{len(self.cases) - len(outcome.records)} cases not run")
+            return False
+        return True
+
+    def _compare_and_log(self, case: Case, record: CaseRecord) -> None:
+        if record["status"] == Status.OK:  # priced before the comparison: the cost ratio needs both
+            record["metrics"].update(case_costs(case.implementation.device, record, self.experiment.cost_per_hour))
+        if record["status"] == Status.OK and case.group in self.baselines:
+            baseline = self.baselines[case.group]
+            record["metrics"].update(compare(case, record, baseline))
+            if baseline.get("worker_host", record.get("worker_host")) != record.get("worker_host"):
+                record["baseline_host"] = baseline["worker_host"]  # a speed-up across two machines
+        elif record["status"] == Status.OK and case.group in self.timed_out:
+            record["metrics"].update(lower_bound(record, self.timed_out[case.group]))
+        case_fp = resume_keys.case_fingerprint(case, self.experiment_fp)
+        keys = {EXPERIMENT_FINGERPRINT_TAG: self.experiment_fp, CASE_FINGERPRINT_TAG: case_fp}
+        host = record.get("worker_fingerprint") or self.fingerprint  # where the case really ran
+        if record["status"] == Status.OK:
+            record["timing_stability"] = stability(record, self.cpus)
+        log_case(self.recorder, case, record, self.experiment, self.threads, host | keys)
+
+    def _finish(self, wall: float) -> None:
+        """The parent run's metrics, its report read back from the store, and its status."""
+        outcome, recorder = self.outcome, self.recorder
+        failed = outcome.count(Status.FAILED)
+        summary = _summary_from_store(recorder, self.say)
+        resumed_from = sorted({r["reused_parent"] for r in outcome.records if r.get("reused_parent")})
+        finish: dict[str, Any] = {"tables": summary.tables} if summary.tables else {}
+        recorder.finish_suite(
+            status="FAILED" if failed or outcome.stopped_early else "FINISHED",
+            metrics={"suite_wall_time_s": wall, "cases_ok": outcome.count(Status.OK),
+                     "cases_skipped": outcome.count(Status.SKIPPED), "cases_failed": failed,
+                     "cases_reused": outcome.reused, "cases_not_run": len(self.cases) - len(outcome.records),
+                     **summary.metrics},
+            tags={"mlflow.note.content": summary.description,
+                  **({"resumed_from": ",".join(resumed_from)} if resumed_from else {})},
+            files={**summary.files, "experiment.yaml": yaml.safe_dump(self.experiment.raw, sort_keys=False)},
+            **finish)
 
 
 Outcomes = Iterator[tuple[int, CaseRecord]]
@@ -303,7 +352,7 @@ def experiment_seed(experiment: Experiment) -> str:
 def _spread_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment: Experiment,
                      prepared: dict[str, Path | str], scratch: Path, guard: SignalGuard,
                      progress: SuiteProgress | None, cluster: Connection | None) -> Outcomes:
-    from mlcompare.suite import spread
+    from mlcompare.suite import dask_distribution
 
     jobs, bases = [], {}
     for number in range(1, experiment.rounds + 1):
@@ -317,17 +366,17 @@ def _spread_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment
             spec.pop("reader", None)  # each worker chooses its own reader: cuDF may work there, not here
             spec.pop("reader_note", None)
             bases[index] = base
-            jobs.append(spread.Job(index, spec, case.dataset, base["dataset_sha256"],
+            jobs.append(dask_distribution.Job(index, spec, case.dataset, base["dataset_sha256"],
                                    case.implementation.device == "gpu"))
     if experiment.rounds > 1:
         random.Random(experiment_seed(experiment)).shuffle(jobs)
 
-    def started(job: spread.Job) -> None:
+    def started(job: dask_distribution.Job) -> None:
         if progress:
             progress.case_started(job.index, len(cases), cases[job.index - 1].name)
 
     rounds: dict[int, list[CaseRecord]] = {}
-    for index, remote in spread.run_jobs(cluster, jobs, experiment.timeout_s, guard, started):
+    for index, remote in dask_distribution.run_jobs(cluster, jobs, experiment.timeout_s, guard, started):
         record = bases.get(index, base_record(cases[index - 1])) | remote
         if "predictions" in record:
             path = scratch / f"pred-{index}-{len(rounds.get(index, [])) + 1}.npy"
@@ -370,16 +419,17 @@ def _report_libraries() -> None:
 def _summary_from_store(recorder: Recorder, say: Callable[[str], None]) -> SuiteReport:
     """The parent run's report, read back from the store as `mlcompare report` reads it.
 
-    A recorder that cannot be read back (bench/gpu_check.py's JSON one) gets none; a
-    report that fails is said, never fatal: the cases are already recorded.
+    A recorder that cannot be read back (bench/gpu_check.py's JSON one: `load_suite` gives
+    None) gets none; a report that fails is said, never fatal: the cases are already recorded.
     """
     from mlcompare import report  # pandas and matplotlib: only once the cases are done
 
-    if not hasattr(recorder, "load_suite"):
-        return report.SuiteReport(files={}, tables={}, metrics={}, description="")
-    say("building the comparison table and plots from the store ...")
     try:
-        return report.suite_report(recorder.load_suite())
+        stored = recorder.load_suite()  # every run written first
+        if stored is None:  # a recorder that cannot be read back
+            return report.SuiteReport(files={}, tables={}, metrics={}, description="")
+        say("building the comparison table and plots from the store ...")
+        return report.suite_report(stored)
     except Exception as exc:  # noqa: BLE001
         say(f"mlcompare: the comparison report could not be built: {exc!r}")
         return report.SuiteReport(files={}, tables={}, metrics={},

@@ -1,7 +1,7 @@
 """Finding runs left RUNNING by a suite that no longer exists, and closing them.
 
 A SIGKILLed suite (the out-of-memory killer, a lost node) cannot close its runs. These are
-the store operations `mlcompare.suite.heal` needs to find and close them: whether a suite
+the store operations `mlcompare.suite.dead_suites` needs to find and close them: whether a suite
 is still alive is decided there, from the host and process recorded on its parent run.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlcompare.records import StoredRun
 from mlcompare.tracking.client import open_client, paginate
 from mlcompare.tracking.reader import SUITE_FILTER, plain_run
-from mlcompare.tracking.stored import StoredRun
 
 #: The tag that says why a run was closed as KILLED after its suite died.
 KILLED_REASON_TAG = "killed_reason"

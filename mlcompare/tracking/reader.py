@@ -7,9 +7,8 @@ from typing import Any
 
 import mlflow
 
-from mlcompare.records import Status
+from mlcompare.records import Status, StoredRun, StoredSuite
 from mlcompare.tracking.client import open_client, paginate
-from mlcompare.tracking.stored import SelectionError, StoredRun, StoredSuite
 
 SUITE_FILTER = "tags.`mlcompare.kind` = 'suite'"
 CASE_FILTER = "tags.`mlcompare.kind` = 'case'"
@@ -20,6 +19,14 @@ HISTORIES = ("fit_time_repeat_s", "predict_time_repeat_s",
              "fit_time_process_s", "predict_time_process_s", "end_to_end_time_process_s")
 #: A run id as MLflow makes them (32 hex digits).
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
+
+
+class SelectionError(LookupError):
+    """Asked for an experiment or run the store does not have (the message says which)."""
+
+    def __init__(self, flag: str, message: str) -> None:
+        self.flag = flag
+        super().__init__(message)
 
 
 def store_uri() -> str:

@@ -22,15 +22,13 @@ from typing import TYPE_CHECKING, Any, Callable
 import mlflow
 from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
 from mlflow.exceptions import MlflowException
-from mlflow.protos.databricks_pb2 import RESOURCE_ALREADY_EXISTS, ErrorCode
 
-from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG
-from mlcompare.tracking.behind import Turn, WriteBehind
+from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG, StoredSuite, check_names
 from mlcompare.tracking.client import open_client, paginate
 from mlcompare.tracking.housekeeping import Housekeeping
 from mlcompare.tracking.reader import load_suite
 from mlcompare.tracking.sampler import SuiteSampler
-from mlcompare.tracking.stored import StoredSuite
+from mlcompare.tracking.write_behind import Turn, WriteBehind
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,10 +38,13 @@ _MAX_RUN_NAME_LEN = 250  # the runs.name column
 #: The experiment tag MLflow's UI keeps an experiment's kind in (its kind selector writes it),
 #: and the value for classical model training (the other: genai_development).
 EXPERIMENT_KIND_TAG, MODEL_TRAINING_KIND = "mlflow.experimentKind", "custom_model_development"
+#: `MlflowException.error_code` when an experiment of that name exists already: the public
+#: string MLflow's REST API documents, not its internal protobuf module.
+RESOURCE_ALREADY_EXISTS = "RESOURCE_ALREADY_EXISTS"
 
 
 class Recorder:
-    """Writes one suite and its cases into the tracking store."""
+    """Writes one suite and its cases into the tracking store (`mlcompare.records.Recorder`)."""
 
     def __init__(self, experiment_name: str) -> None:
         self.client = open_client()
@@ -68,7 +69,7 @@ class Recorder:
         try:
             return self.client.create_experiment(name)
         except MlflowException as exc:  # another suite created it a moment ago
-            if exc.error_code != ErrorCode.Name(RESOURCE_ALREADY_EXISTS):
+            if exc.error_code != RESOURCE_ALREADY_EXISTS:
                 raise
             return self.client.get_experiment_by_name(name).experiment_id
 
@@ -224,14 +225,20 @@ class Recorder:
         `files` maps artifact paths (folders allowed, e.g. `plots/speedup.png`) to text or
         bytes; `tables` go through `log_table`, so the UI shows them as tables.
         """
+        parent = self._parent()
         self._stop_behind()
-        self._log(self.parent_id, metrics=metrics, tags=tags)
-        _upload(self.client, self.parent_id, files)
+        self._log(parent, metrics=metrics, tags=tags)
+        _upload(self.client, parent, files)
         for name, table in (tables or {}).items():
-            self.client.log_table(self.parent_id, _json_safe(table), name)
+            self.client.log_table(parent, _json_safe(table), name)
         self._stop_sampler()
         if not self.outer_run_id:
-            self.client.set_terminated(self.parent_id, status)
+            self.client.set_terminated(parent, status)
+
+    def _parent(self) -> str:
+        if self.parent_id is None:
+            raise RuntimeError("the suite's parent run is not started (start_suite first)")
+        return self.parent_id
 
     def abort_suite(self, status: str = "KILLED", tags: dict[str, str] | None = None) -> None:
         """Close every run this suite left open, the parent too (even one `mlflow run` owns),
@@ -255,7 +262,10 @@ class Recorder:
 
     def _log(self, run_id: str, params: dict[str, Any] | None = None, metrics: dict[str, float] | None = None,
              tags: dict[str, str] | None = None, history: dict[str, list[float]] | None = None) -> None:
-        """One `log_batch` call: MLflow splits it into batches within its own limits."""
+        """One `log_batch` call: MLflow splits it into batches within its own limits. Every name
+        is one `mlcompare.records` declares (checked when `MLCOMPARE_CHECK_NAMES` is set)."""
+        check_names("suite" if run_id == self.parent_id else "case", params or {},
+                    {**(metrics or {}), **(history or {})}, tags or {})
         now = int(time.time() * 1000)
         p = [Param(k, _clip(v)) for k, v in (params or {}).items()]
         t = [RunTag(k, _clip(v)) for k, v in (tags or {}).items()]
@@ -271,6 +281,7 @@ def attach(run_id: str, files: dict[str, str | bytes], tags: dict[str, str] | No
     client = open_client()
     _upload(client, run_id, files)
     if tags:
+        check_names("suite", tags=tags)
         client.log_batch(run_id, tags=[RunTag(k, _clip(v)) for k, v in tags.items()])
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from conftest import FAULTS, write
 
-from mlcompare.config.imports import import_estimator
 from mlcompare.config.pairing import load_catalog
 from mlcompare.errors import InputError
+from mlcompare.pairings.imports import import_estimator
 
 
 def test_without_the_environment_the_test_estimators_are_refused(monkeypatch):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xgboost
 
-from mlcompare.config.imports import accepted_params
+from mlcompare.pairings.imports import accepted_params
 
 BUILT: list[str] = []
 

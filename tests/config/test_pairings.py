@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from mlcompare.config.estimators import check_pairing, estimator_class
-from mlcompare.config.imports import import_estimator, unknown_params
 from mlcompare.config.pairing import load_catalog, parse_pairing
 from mlcompare.errors import InputError
+from mlcompare.pairings.imports import import_estimator, unknown_params
 
 CATALOG = load_catalog()
 

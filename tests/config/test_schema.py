@@ -13,7 +13,7 @@ from conftest import REPO, cli_env, run_cli
 from mlcompare import cli
 from mlcompare.config import fields
 from mlcompare.config.cards import Card
-from mlcompare.config.experiment import ExperimentModel
+from mlcompare.config.experiment_schema import ExperimentModel
 from mlcompare.config.pairing import PairingModel
 from mlcompare.config.yamlfile import load_yaml_mapping
 from mlcompare.pairings import CATALOG_DIR

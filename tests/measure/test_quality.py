@@ -7,7 +7,7 @@ import pytest
 from sklearn.cluster import KMeans
 from sklearn.datasets import make_blobs
 
-from mlcompare.measure.quality import score, score_all
+from mlcompare.pairings.quality import score, score_all
 
 
 def test_inertia_on_host_matches_kmeans_own_score():
@@ -39,7 +39,7 @@ def test_multiclass_auc_uses_all_columns():
 
 
 def test_parity_rules_per_metric():
-    from mlcompare.measure.quality import DEFAULT_TOLERANCE, parity, quality_delta
+    from mlcompare.pairings.quality import DEFAULT_TOLERANCE, parity, quality_delta
 
     assert DEFAULT_TOLERANCE["accuracy"] == 0.01 and DEFAULT_TOLERANCE["r2"] == 0.01
     assert DEFAULT_TOLERANCE["adjusted_rand"] == 0.02
@@ -56,7 +56,7 @@ def test_parity_rules_per_metric():
 
 
 def test_prediction_agreement():
-    from mlcompare.measure.quality import prediction_agreement
+    from mlcompare.pairings.quality import prediction_agreement
 
     base = np.array([0, 0, 1, 1, 2, 2])
     assert prediction_agreement("classification", np.array([0, 0, 1, 1, 2, 1]), base) == pytest.approx(5 / 6)

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
+from mlcompare.records import StoredRun, StoredSuite
 from mlcompare.report import breakeven, results
-from mlcompare.tracking.stored import StoredRun, StoredSuite
 
 
 def test_crossing_of_two_power_laws_is_exact():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from mlcompare.records import StoredRun, StoredSuite
 from mlcompare.report import results
-from mlcompare.tracking.stored import StoredRun, StoredSuite
 
 
 def test_main_metric_prefers_the_runs_own_tag_then_the_catalog():

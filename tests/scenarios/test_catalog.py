@@ -14,7 +14,7 @@ from mlcompare.data.cache import DatasetSpec, materialise
 from mlcompare.data.synthetic import GENERATOR_TASKS
 from mlcompare.measure import device
 from mlcompare.measure.case import run_case
-from mlcompare.measure.quality import HIGHER_IS_BETTER, TASK_METRICS
+from mlcompare.pairings.quality import HIGHER_IS_BETTER, TASK_METRICS
 
 CATALOG = load_catalog()
 DATA = {"blobs": DatasetSpec("blobs", 400, 8, options={"centers": 4}),

@@ -29,7 +29,7 @@ from mlcompare.config.experiment import Experiment, load_experiment
 from mlcompare.config.pairing import load_catalog
 from mlcompare.data.synthetic import GENERATOR_TASKS
 from mlcompare.errors import InputError
-from mlcompare.measure.quality import TASK_METRICS
+from mlcompare.pairings.quality import TASK_METRICS
 from mlcompare.suite.resume import case_fingerprint, experiment_fingerprint
 
 CATALOG = load_catalog()

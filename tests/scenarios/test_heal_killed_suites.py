@@ -8,7 +8,7 @@ import signal
 from conftest import faults_experiment, run_cli, start_cli, store_runs, wait_for_file
 from mlflow.tracking import MlflowClient
 
-from mlcompare.suite.heal import HOST_TAG, PID_TAG, STARTED_TAG
+from mlcompare.suite.dead_suites import HOST_TAG, PID_TAG, STARTED_TAG
 
 
 def test_the_next_run_closes_the_runs_of_a_suite_killed_by_sigkill(workdir, faults):

@@ -10,8 +10,8 @@ import statistics
 
 import pytest
 
-from mlcompare.records import Status
-from mlcompare.report.versus.table import (
+from mlcompare.records import Status, StoredRun, StoredSuite
+from mlcompare.report.suite_comparison.table import (
     FASTER,
     SAME,
     SLOWER,
@@ -21,7 +21,6 @@ from mlcompare.report.versus.table import (
     slower_than,
     worse_than,
 )
-from mlcompare.tracking.stored import StoredRun, StoredSuite
 
 _ids = iter(range(10**6))
 

@@ -1,6 +1,6 @@
 """Which implementation gives the answer for the least money, per pairing and dataset size.
 
-From the cost metrics the suite logged (`mlcompare.suite.cost`: measured times at the
+From the cost metrics the suite logged (`mlcompare.suite.case_cost`: measured times at the
 experiment's `cost_per_hour`). Only implementations that ran and were priced take part;
 an implementation whose quality fell behind the baseline's (`parity` degraded) is still
 named when it is cheapest, and the line says so.

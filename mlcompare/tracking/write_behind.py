@@ -4,7 +4,7 @@ A write to the store (a child run: create, one batch, its dataset, terminate) ta
 of milliseconds on SQLite; done by the suite itself it would sit between every two cases.
 Here it is queued and done by one thread, in order. Each write happens inside `turn()`,
 which the suite uses to keep writes and the timed calls of a case apart (see
-`mlcompare.measure.quiet`).
+`mlcompare.measure.timed_lock`).
 
 A run put in the queue is held until `release` (the suite calls it once the next case has
 started, holding its turn) or `drain`: released at once, it would take the turn from the

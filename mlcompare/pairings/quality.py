@@ -17,6 +17,7 @@ import numpy as np
 from sklearn import metrics as skm
 
 from mlcompare.pairings.tasks import TASKS
+from mlcompare.records import QUALITY_METRICS
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,8 @@ METRICS: dict[str, Metric] = {
     "trustworthiness": Metric(_trustworthiness, True, frozenset({"embedding"}), 0.02, tasks=("embedding",)),
 }
 
+QUALITY_METRICS.update(METRICS)  # the wire contract's names (`mlcompare.records`)
+
 #: Which quality metrics each task can report (the first is the default main metric), from the registry.
 TASK_METRICS: dict[str, tuple[str, ...]] = {
     task: tuple(name for name, metric in METRICS.items() if task in metric.tasks) for task in TASKS}
@@ -126,6 +129,7 @@ def register_metric(name: str, metric: Metric) -> None:
     if name in METRICS and METRICS[name] != metric:
         raise ValueError(f"metric {name!r} is already defined")
     METRICS[name] = metric
+    QUALITY_METRICS.add(name)
 
 
 def score(metric: str, y_true: np.ndarray, pred: np.ndarray | None = None, proba: np.ndarray | None = None,

@@ -22,7 +22,7 @@ from typing import Callable
 
 import psutil
 
-from mlcompare.tracking.stored import StoredRun
+from mlcompare.records import StoredRun
 
 HOST_TAG, PID_TAG, STARTED_TAG = "mlcompare.host", "mlcompare.pid", "mlcompare.pid_started"
 

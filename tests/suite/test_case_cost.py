@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mlcompare.suite.cost import case_costs, cost_note, cost_ratio
+from mlcompare.suite.case_cost import case_costs, cost_note, cost_ratio
 
 PRICES = {"cpu": 0.192, "gpu": 3.67}
 

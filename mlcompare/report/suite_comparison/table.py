@@ -32,13 +32,13 @@ from typing import TYPE_CHECKING, Any, Iterator
 import pandas as pd
 
 from mlcompare.data.cache import human_count
-from mlcompare.measure.quality import DEFAULT_TOLERANCE, HIGHER_IS_BETTER, METRICS, quality_delta
 from mlcompare.measure.stats import benjamini_hochberg, mann_whitney_u, rank_test, ratio_interval, smallest_p
+from mlcompare.pairings.quality import DEFAULT_TOLERANCE, HIGHER_IS_BETTER, METRICS, quality_delta
 from mlcompare.records import Status
 from mlcompare.report import results
 
 if TYPE_CHECKING:
-    from mlcompare.tracking.stored import StoredRun, StoredSuite
+    from mlcompare.records import StoredRun, StoredSuite
 
 #: Estimator parameters that only say how many threads to use: a setting, not the case.
 THREAD_PARAMS = frozenset({"n_jobs", "nthread", "n_threads", "num_threads", "thread_count"})

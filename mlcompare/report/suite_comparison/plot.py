@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from mlcompare.report.plots import _empty, _log, _png
-from mlcompare.report.versus.table import FASTER, SLOWER, TIMES, SuiteComparison
+from mlcompare.report.suite_comparison.table import FASTER, SLOWER, TIMES, SuiteComparison
 
 if TYPE_CHECKING:
-    from mlcompare.tracking.stored import StoredSuite
+    from mlcompare.records import StoredSuite
 
 _VERDICT_COLOURS = {FASTER: "#55a868", SLOWER: "#c44e52"}
 _OTHER = "#7f7f7f"

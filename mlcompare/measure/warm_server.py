@@ -1,4 +1,4 @@
-"""`python -m mlcompare.measure.forkserver FD`: the warm worker, a fork server for CPU cases.
+"""`python -m mlcompare.measure.warm_server FD`: the warm worker, a fork server for CPU cases.
 
 Starting a fresh Python for every case costs seconds of imports (numpy, scikit-learn,
 XGBoost, pyarrow, mlcompare) that have nothing to do with the models. This server imports
@@ -40,7 +40,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from mlcompare.forking import leave
+from mlcompare.forked_call import leave
 from mlcompare.measure import worker
 
 #: Imported by every case, whatever its estimator (the case code imports scikit-learn's
@@ -86,7 +86,7 @@ def import_base() -> None:
 def preload(estimators: list[str], allowed: tuple[str, ...]) -> dict[str, str]:
     """Import the estimators' modules; what failed, by path (the case itself will fail with
     that error, in its own process)."""
-    from mlcompare.config.imports import import_estimator
+    from mlcompare.pairings.imports import import_estimator
 
     failed = {}
     for path in estimators:

@@ -10,8 +10,8 @@ by `mlcompare run --compare-to`, which attaches `artifacts` to the new suite's p
 
 from __future__ import annotations
 
-from mlcompare.report.versus.render import FORMATS, render, summary_line
-from mlcompare.report.versus.table import (
+from mlcompare.report.suite_comparison.render import FORMATS, render, summary_line
+from mlcompare.report.suite_comparison.table import (
     SuiteComparison,
     compare_suites,
     slower_than,
@@ -29,8 +29,8 @@ FOLDER = "compare"
 
 def artifacts(comparison: SuiteComparison) -> dict[str, str | bytes]:
     """The comparison as files for B's parent run: table (CSV, Markdown, HTML with the plot) and plot."""
-    from mlcompare.report.versus.plot import comparison_plot
-    from mlcompare.report.versus.render import to_csv, to_html, to_markdown
+    from mlcompare.report.suite_comparison.plot import comparison_plot
+    from mlcompare.report.suite_comparison.render import to_csv, to_html, to_markdown
 
     plot = comparison_plot(comparison, comparison.fail_slower)
     name = f"{FOLDER}/vs_{comparison.a.run.run_id[:8]}"

@@ -8,7 +8,7 @@ import sys
 
 import psutil
 
-from mlcompare.suite.heal import HOST_TAG, PID_TAG, STARTED_TAG, liveness, owner_tags
+from mlcompare.suite.dead_suites import HOST_TAG, PID_TAG, STARTED_TAG, liveness, owner_tags
 
 
 def test_this_process_is_alive_and_its_tags_say_so():

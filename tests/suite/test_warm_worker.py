@@ -26,11 +26,11 @@ from conftest import (
 )
 
 from mlcompare.config.experiment import load_experiment
-from mlcompare.config.imports import ALLOWED_MODULE_PREFIXES
 from mlcompare.data.cache import DatasetSpec, materialise
+from mlcompare.pairings.imports import ALLOWED_MODULE_PREFIXES
 from mlcompare.suite import isolation
 from mlcompare.suite.cases import case_skip_reason
-from mlcompare.suite.warm import WarmWorker
+from mlcompare.suite.warm_worker import WarmWorker
 
 
 def _spec(tmp_path, **change):

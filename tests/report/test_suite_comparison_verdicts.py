@@ -11,8 +11,8 @@ import statistics
 import numpy as np
 import pytest
 
-from mlcompare.records import Status
-from mlcompare.report.versus.table import (
+from mlcompare.records import Status, StoredRun, StoredSuite
+from mlcompare.report.suite_comparison.table import (
     FASTER,
     SAME,
     SLOWER,
@@ -22,7 +22,6 @@ from mlcompare.report.versus.table import (
     timing,
     undecided_for_slower,
 )
-from mlcompare.tracking.stored import StoredRun, StoredSuite
 
 BETWEEN, WITHIN = 0.11, 0.07  # log-time spreads between and inside processes, as measured here
 
@@ -95,7 +94,7 @@ def test_one_real_slowdown_among_twelve_cases_is_found_at_the_default_processes(
     """One case of twelve 60 % slower in fit and predict (what one thread instead of two costs
     these fits here), six processes a side: called slower in most comparisons and failing
     --fail-slower 1.1 in nearly all; the eleven others stay quiet."""
-    from mlcompare.config.experiment import DEFAULT_ROUNDS
+    from mlcompare.config.experiment_schema import DEFAULT_ROUNDS
 
     rng = np.random.default_rng(3)
     found = gate = quiet = 0
@@ -112,7 +111,7 @@ def test_one_real_slowdown_among_twelve_cases_is_found_at_the_default_processes(
 
 def test_a_slowdown_of_every_case_is_found_in_most_of_them():
     """Every case 30 % slower (a slower machine, a library's regression): most are called."""
-    from mlcompare.config.experiment import DEFAULT_ROUNDS
+    from mlcompare.config.experiment_schema import DEFAULT_ROUNDS
 
     rng = np.random.default_rng(4)
     called = 0

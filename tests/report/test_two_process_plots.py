@@ -9,10 +9,10 @@ import time
 import psutil
 import pytest
 
-from mlcompare import forking
-from mlcompare.report import forked
+from mlcompare import forked_call
+from mlcompare.report import two_process_plots
 
-needs_two_cpus = pytest.mark.skipif(not forking.can_fork(), reason="draws in one process on one CPU")
+needs_two_cpus = pytest.mark.skipif(not forked_call.can_fork(), reason="draws in one process on one CPU")
 
 
 def _who(name: str):
@@ -22,7 +22,7 @@ def _who(name: str):
 @needs_two_cpus
 def test_every_other_job_is_drawn_by_a_child_and_all_come_back_in_order():
     jobs = {f"plot{i}.png": _who(f"plot{i}") for i in range(7)}
-    done = forked.in_two_processes(jobs)
+    done = two_process_plots.in_two_processes(jobs)
     assert list(done) == list(jobs)
     drawn_by = {name: int(value.split()[1]) for name, value in done.items()}
     here = os.getpid()
@@ -40,13 +40,13 @@ def test_what_the_child_cannot_draw_the_parent_draws():
             raise RuntimeError("not in the child")
         return b"drawn here"
 
-    done = forked.in_two_processes({"a.png": lambda: b"a", "b.png": only_here, "c.png": lambda: b"c"})
+    done = two_process_plots.in_two_processes({"a.png": lambda: b"a", "b.png": only_here, "c.png": lambda: b"c"})
     assert done == {"a.png": b"a", "b.png": b"drawn here", "c.png": b"c"}
 
 
 @needs_two_cpus
 def test_a_child_that_takes_too_long_is_killed_and_its_half_drawn_here(monkeypatch, forked_pids):
-    monkeypatch.setattr(forked, "CHILD_LIMIT_S", 0.5)
+    monkeypatch.setattr(two_process_plots, "CHILD_LIMIT_S", 0.5)
     here = os.getpid()
 
     def slow_in_the_child():
@@ -55,7 +55,7 @@ def test_a_child_that_takes_too_long_is_killed_and_its_half_drawn_here(monkeypat
         return f"{os.getpid()}".encode()
 
     started = time.monotonic()
-    done = forked.in_two_processes({"a.png": lambda: b"a", "b.png": slow_in_the_child})
+    done = two_process_plots.in_two_processes({"a.png": lambda: b"a", "b.png": slow_in_the_child})
     assert time.monotonic() - started < 30
     assert done == {"a.png": b"a", "b.png": str(here).encode()}
     assert len(forked_pids) == 1 and not psutil.pid_exists(forked_pids[0])
@@ -67,5 +67,5 @@ def test_an_error_in_the_parents_half_is_raised_and_leaves_no_child(forked_pids)
         raise ValueError("no such column")
 
     with pytest.raises(ValueError, match="no such column"):
-        forked.in_two_processes({"a.png": broken, "b.png": lambda: b"b"})
+        two_process_plots.in_two_processes({"a.png": broken, "b.png": lambda: b"b"})
     assert len(forked_pids) == 1 and not psutil.pid_exists(forked_pids[0])

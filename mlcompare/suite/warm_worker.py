@@ -1,4 +1,4 @@
-"""The suite's side of the warm worker (`mlcompare.measure.forkserver`).
+"""The suite's side of the warm worker (`mlcompare.measure.warm_server`).
 
 One server per suite, started as early as possible and waited for at the first case it
 takes: `mlcompare run` starts it before it reads the experiment file (the base imports run
@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from mlcompare.measure import forkserver
+from mlcompare.measure import warm_server
 from mlcompare.records import CaseSpec
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ class WarmWorker:
         self.starts += 1
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            command = [sys.executable, "-m", "mlcompare.measure.forkserver", str(theirs.fileno())]
+            command = [sys.executable, "-m", "mlcompare.measure.warm_server", str(theirs.fileno())]
             # its own session: a Ctrl-C at the terminal reaches the suite, which decides
             self._proc = subprocess.Popen(command, pass_fds=[theirs.fileno()], env=self.env,
                                           stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
@@ -105,7 +105,7 @@ class WarmWorker:
                 self.close(kill=True)
 
     def _hello(self) -> None:
-        forkserver.send(self._sock, {"preload": self.preload, "allowed": list(self.allowed)})
+        warm_server.send(self._sock, {"preload": self.preload, "allowed": list(self.allowed)})
 
     def _wait_ready(self) -> bool:
         if self._ready:
@@ -120,7 +120,7 @@ class WarmWorker:
             self._start()
         self._sock.settimeout(READY_TIMEOUT_S)
         try:
-            message, _ = forkserver.receive(self._sock)
+            message, _ = warm_server.receive(self._sock)
         except (TimeoutError, OSError) as exc:
             message = {"refused": f"no answer: {exc}"}
         except BaseException:  # interrupted while it imports: nothing of a case has started
@@ -142,9 +142,9 @@ class WarmWorker:
             return None
         request = {"spec": str(spec_path), "result": str(result_path), "stderr": str(stderr_path)}
         try:
-            forkserver.send(self._sock, request, [quiet_fd] if quiet_fd is not None else None)
+            warm_server.send(self._sock, request, [quiet_fd] if quiet_fd is not None else None)
             self._sock.settimeout(_KILL_WAIT_S)
-            message, _ = forkserver.receive(self._sock)
+            message, _ = warm_server.receive(self._sock)
         except BaseException:  # interrupted mid-request, or the server is gone: its child dies with it
             self._lost()
             raise
@@ -208,7 +208,7 @@ class ForkedCase:
             raise WorkerLost("the warm worker is gone")
         sock.settimeout(timeout)
         try:
-            message, _ = forkserver.receive(sock)
+            message, _ = warm_server.receive(sock)
         except TimeoutError:
             raise subprocess.TimeoutExpired(f"case process {self.pid}", timeout) from None
         if not message or message.get("ended") != self.pid:

@@ -14,8 +14,8 @@ from typing import Callable
 import pandas as pd
 
 from mlcompare.report.render import markdown_table
+from mlcompare.report.suite_comparison.table import FAMILY_METHOD, TIMES, UNTESTED, SuiteComparison, suite_line
 from mlcompare.report.table import number_text
-from mlcompare.report.versus.table import FAMILY_METHOD, TIMES, UNTESTED, SuiteComparison, suite_line
 
 
 def header_lines(comparison: SuiteComparison) -> list[str]:
@@ -194,7 +194,7 @@ def to_html(comparison: SuiteComparison, plot: bytes | None = None) -> str:
 
 
 def _html_with_plot(comparison: SuiteComparison) -> str:
-    from mlcompare.report.versus.plot import comparison_plot
+    from mlcompare.report.suite_comparison.plot import comparison_plot
 
     return to_html(comparison, comparison_plot(comparison, comparison.fail_slower))
 
