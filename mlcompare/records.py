@@ -19,7 +19,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Callable, NotRequired, Protocol, Required, TypedDict
+from typing import Any, Callable, Final, Literal, NotRequired, Protocol, Required, TypedDict
 
 import numpy as np
 
@@ -206,13 +206,15 @@ CASE_METRICS = frozenset({
     "gpu_sm_clock_start_mhz", "gpu_sm_clock_end_mhz",
 })
 #: The histories a case run keeps (step = process, or repeat), from the record's lists.
-CASE_HISTORIES = {"fit_time_repeat_s": "fit_times", "fit_host_input_time_repeat_s": "fit_host_times",
-                  "predict_time_repeat_s": "predict_times",
-                  # one summary per process (step = round): what the intervals and `compare` take
-                  "fit_time_process_s": "fit_process_times",
-                  "fit_host_input_time_process_s": "fit_host_process_times",
-                  "predict_time_process_s": "predict_process_times",
-                  "end_to_end_time_process_s": "end_to_end_process_times"}
+CASE_HISTORIES: dict[str, Literal["fit_times", "fit_host_times", "predict_times", "fit_process_times",
+                                  "fit_host_process_times", "predict_process_times", "end_to_end_process_times"]] = {
+    "fit_time_repeat_s": "fit_times", "fit_host_input_time_repeat_s": "fit_host_times",
+    "predict_time_repeat_s": "predict_times",
+    # one summary per process (step = round): what the intervals and `compare` take
+    "fit_time_process_s": "fit_process_times",
+    "fit_host_input_time_process_s": "fit_host_process_times",
+    "predict_time_process_s": "predict_process_times",
+    "end_to_end_time_process_s": "end_to_end_process_times"}
 CASE_PARAMS = frozenset({
     "pairing", "implementation", "library", "device", "dataset", "dataset_kind", "n_samples", "n_features",
     "dtype", "order", "seed", "training_rows", "repeats", "min_time_s", "rounds", "threads", "input_modes",
@@ -222,10 +224,11 @@ CASE_PARAMS = frozenset({
     "equal_quality.budget", "equal_quality.value", "equal_quality.reference", "equal_quality.exact",
 })
 #: Record keys copied as they are into a case run's tags, when set.
-RECORD_TAGS = ("skip_reason", "error", "ran_on", "threadpools", "library_version", "parity", "dataset_sha256",
-               "signal", "worker_host", "dask_worker", "baseline_host", "timing_stability", "memory_method",
-               "load_reader", "gpu_memory_method", "gpu_clock_reasons", "energy_source", "energy_unavailable",
-               "latency_note", "interval_note", "cpu_others_note", "load_reader_note", "rmm_pool")
+RECORD_TAGS: Final = ("skip_reason", "error", "ran_on", "threadpools", "library_version", "parity",
+                      "dataset_sha256", "signal", "worker_host", "dask_worker", "baseline_host", "timing_stability",
+                      "memory_method", "load_reader", "gpu_memory_method", "gpu_clock_reasons", "energy_source",
+                      "energy_unavailable", "latency_note", "interval_note", "cpu_others_note", "load_reader_note",
+                      "rmm_pool")
 CASE_TAGS = frozenset({
     *RECORD_TAGS, "mlcompare.kind", "case_status", "baseline", "main_metric", "dataset_fingerprint", "task",
     "plugin", "param_differences", "case_process", "failure_reason", "cost_note", "killed_reason",

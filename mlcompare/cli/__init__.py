@@ -29,6 +29,8 @@ _HELPERS = {"command", "docs", "flags"}
 class _Parser(argparse.ArgumentParser):
     """argparse, but a mistake is one line like every other input error (no usage block)."""
 
+    commands: dict[str, argparse.ArgumentParser]  # name -> the command's own parser (its errors point to its --help)
+
     def error(self, message: str) -> NoReturn:
         if message.startswith("argument "):  # "argument --repeats: expected ..." -> "--repeats: expected ..."
             message = message[len("argument "):]
@@ -43,14 +45,14 @@ def _discover() -> None:
             importlib.import_module(f"{__name__}.{module.name}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> _Parser:
     _discover()
     parser = _Parser(prog="mlcompare", description="The same classical models on CPU and GPU, measured "
                      "honestly, recorded in MLflow.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {mlcompare.version()}",
                         help="print the installed version (importlib.metadata) and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    parser.commands = {}  # name -> the command's own parser (its errors point to its --help)
+    parser.commands = {}
     for command in sorted(COMMANDS.values(), key=lambda c: (c.order, c.name)):
         parser.commands[command.name] = sub.add_parser(command.name, help=command.help,
                                                        description=command.description)
@@ -58,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+def parse(parser: _Parser, argv: list[str]) -> argparse.Namespace:
     """`parse_args`, but a flag the command does not know is the command's error: its line
     points to `mlcompare COMMAND --help`, where that command's flags are, not to the top's."""
     args, unknown = parser.parse_known_args(argv)

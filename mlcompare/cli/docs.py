@@ -38,8 +38,9 @@ def _argument(action: argparse.Action) -> str:
         shown = ""
     else:
         name = _metavar(action)
-        shown = {None: name, "?": f"[{name}]", "*": f"[{name} ...]", "+": f"{name} [{name} ...]"}.get(
-            action.nargs, f"{name} ..." if action.nargs == argparse.REMAINDER else name)
+        written: dict[int | str | None, str] = {None: name, "?": f"[{name}]", "*": f"[{name} ...]",
+                                                 "+": f"{name} [{name} ...]"}
+        shown = written.get(action.nargs, f"{name} ..." if action.nargs == argparse.REMAINDER else name)
     if not action.option_strings:
         return shown
     return ", ".join(action.option_strings) + (f" {shown}" if shown else "")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import string
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import Field, ValidationInfo, field_validator
 
@@ -67,7 +67,10 @@ def _columns(value: Any) -> list[str | int]:
 Task = Annotated[fields.Choice(*TASKS), Field(description="the task its target serves")]
 Target = Annotated[fields.checked(str | int, _target),
                    Field(description="the target column: its name, or its index in a file without a header")]
-Columns = fields.checked(list[str | int], _columns)
+if TYPE_CHECKING:  # the validated value, for mypy, which cannot read the pydantic type built below
+    Columns = list[str | int]
+else:
+    Columns = fields.checked(list[str | int], _columns)
 TargetAbove = fields.Number(float("-inf"))
 _TARGET_ABOVE = "binarise a numeric target: 1 where it exceeds this value, else 0"
 Nan = Annotated[fields.Choice("error", "drop"), Field(description="rows with missing or infinite values: an "
@@ -109,7 +112,8 @@ class FileEntry(DataEntry):
         except RuntimeError:  # "~someone" with no such user: a name like any other
             path = Path(value)
         if not path.is_absolute():
-            path = Path(info.context["source"]).resolve().parent / path
+            # `fields.validate`, the only way in, always passes a context with the source
+            path = Path(cast(dict[str, Any], info.context)["source"]).resolve().parent / path
         if not path.is_file():
             fields.fail(f"no such file: {path}")
         return str(path)
@@ -157,7 +161,7 @@ class CardSource(fields.Strict):
 class CardFormat(fields.Strict):
     """How the downloaded file is laid out."""
 
-    type: fields.Choice(*FORMATS) = Field("csv", description="the file format")
+    type: fields.Choice(*FORMATS) = Field(default="csv", description="the file format")
     header: fields.Bool = fields.optional("whether the first line names the columns (default: true, "
                                           "false for libsvm)")
     columns: fields.checked(list[str] | str, lambda v: fields.names(v) if v else []) = Field(

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from mlcompare.config import fields
-from mlcompare.config.cards import DataEntry, FileEntry, load_cards
+from mlcompare.config.cards import FileEntry, load_cards
 from mlcompare.config.experiment_schema import (
     DEFAULT_ROUNDS,
+    CardEntry,
     ExperimentModel,
     Repeats,
     Rounds,
@@ -236,9 +237,10 @@ def _check_batch_sizes(experiment: Experiment) -> None:
     Sizes larger than some (not all) test splits are left out of those cases only, which say so.
     """
     sizes = [expected_test_rows(case.dataset) for case in experiment.cases()]
-    if not experiment.predict_batch_sizes or None in sizes:
+    known = [size for size in sizes if size is not None]
+    if not experiment.predict_batch_sizes or len(known) < len(sizes):
         return
-    largest = max(sizes)
+    largest = max(known)
     for i, batch in enumerate(experiment.predict_batch_sizes):
         if batch > largest:
             raise InputError(experiment.source, f"predict_batch_sizes[{i}]", f"{batch} rows per call, but the "
@@ -258,11 +260,12 @@ def _threads(model: ExperimentModel, source: str) -> tuple[int | None, tuple[int
     return (counts[0] if counts else None), ()
 
 
-def _dataset_specs(entry: DataEntry, raw: dict, model: ExperimentModel, source: str, cards: Any) -> list[DatasetSpec]:
+def _dataset_specs(entry: SyntheticEntry | CardEntry | FileEntry, raw: dict, model: ExperimentModel, source: str,
+                   cards: Any) -> list[DatasetSpec]:
     """The datasets of one validated entry: one per size (per size and feature count when synthetic)."""
     common = {"seed": model.seed if entry.seed is None else entry.seed, "test_size": entry.test_size,
               "dtype": entry.dtype or model.dtype}
-    orders = entry.order or model.order
+    orders: list[str] = entry.order or model.order
     if isinstance(entry, SyntheticEntry):
         return [DatasetSpec(name=entry.generator, n_samples=n, n_features=d, options=entry.options(), order=o,
                             **common)

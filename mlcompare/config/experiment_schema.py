@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from pydantic import (
     BeforeValidator,
@@ -25,6 +25,7 @@ from mlcompare.config.selection import (
     PairingEntries,
 )
 from mlcompare.data.cache import GENERATORS
+from mlcompare.data.synthetic import Generator
 from mlcompare.pairings.imports import is_module_name
 
 #: More warm fits than this is a typo, not a measurement (and would never finish).
@@ -49,6 +50,11 @@ Timeout = fields.Number(1)
 OPTIONS = {name: option for g in GENERATORS.values() for name, option in g.options.items()}
 
 
+def _generator(name: Any) -> Generator | None:
+    """The generator called `name`; None for anything else (a wrong generator is its own field's error)."""
+    return GENERATORS.get(name) if isinstance(name, str) else None
+
+
 class SyntheticEntry(DataEntry):
     """Synthetic data drawn by a generator, at one or more sizes (each a case)."""
 
@@ -60,7 +66,7 @@ class SyntheticEntry(DataEntry):
     @classmethod
     def allowed_keys(cls, data: dict) -> list[str]:
         """The entry's keys and, once the generator is known, only the options it takes."""
-        generator = GENERATORS.get(data.get("generator")) if isinstance(data.get("generator"), str) else None
+        generator = _generator(data.get("generator"))
         if generator is None:
             return list(cls.model_fields)
         return [key for key in cls.model_fields if key not in OPTIONS or key in generator.options]
@@ -68,20 +74,20 @@ class SyntheticEntry(DataEntry):
     @field_validator("n_features", mode="before")
     @classmethod
     def _enough_features(cls, value: Any, info: ValidationInfo) -> Any:
-        generator = GENERATORS.get(info.data.get("generator"))
+        generator = _generator(info.data.get("generator"))
         return value if generator is None else fields.int_or_list(value, generator.min_features)
 
     @field_validator(*OPTIONS, mode="before", check_fields=False)
     @classmethod
     def _option(cls, value: Any, info: ValidationInfo) -> Any:
-        generator = GENERATORS.get(info.data.get("generator"))
+        generator = _generator(info.data.get("generator"))
         if generator is None:  # the generator is wrong, and that is the error
             return value
-        option = generator.options.get(info.field_name)
+        option = generator.options.get(cast(str, info.field_name))  # always set in a field validator
         if option is None:
             takes = ", ".join(sorted(generator.options)) or "none"
             fields.fail(f"not an option of the {generator.name} generator (its options: {takes})")
-        return fields.integer(value, option.minimum) if option.integer else fields.number(value, option.minimum)
+        return fields.integer(value, int(option.minimum)) if option.integer else fields.number(value, option.minimum)
 
     @model_validator(mode="after")
     def _options_fit(self) -> SyntheticEntry:
@@ -103,8 +109,9 @@ def _option_field(name: str) -> tuple[Any, Any]:
     return kind, fields.optional(f"{option.description} ({used_by})")
 
 
-SyntheticEntry = create_model("SyntheticEntry", __base__=SyntheticEntry, __doc__=SyntheticEntry.__doc__,
-                              **{name: _option_field(name) for name in OPTIONS})
+if not TYPE_CHECKING:  # every generator's options as fields; mypy keeps the class above, of which this is a subclass
+    SyntheticEntry = create_model("SyntheticEntry", __base__=SyntheticEntry, __doc__=SyntheticEntry.__doc__,
+                                  **{name: _option_field(name) for name in OPTIONS})
 
 
 class CardEntry(DataEntry):

@@ -13,7 +13,7 @@ import difflib
 import math
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any, Callable, Literal, NoReturn, get_args
+from typing import Annotated, Any, Callable, Literal, NoReturn, cast, get_args
 
 from pydantic import (
     BaseModel,
@@ -25,7 +25,8 @@ from pydantic import (
     WrapValidator,
     model_validator,
 )
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic.config import JsonDict
+from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 from mlcompare.errors import InputError, raise_all
 
@@ -78,7 +79,7 @@ def _dotted(loc: tuple[str | int, ...]) -> str:
     return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
 
 
-def _located(error: dict[str, Any]) -> tuple[str, str]:
+def _located(error: ErrorDetails) -> tuple[str, str]:
     """(field-path suffix, message) of one pydantic error: ours carry both in ctx; an unknown
     key carries its message in the value `Strict` put there; pydantic's own keep their text."""
     if error["type"] == _ERROR:
@@ -194,7 +195,8 @@ def within(at: str, check: Callable[[Any], Any], value: Any) -> Any:
     except PydanticCustomError as exc:
         if exc.type != _ERROR:
             raise
-        fail(exc.context["message"], at + exc.context["at"])
+        context = cast(dict[str, Any], exc.context)  # set by `fail`, which raised every error of this type
+        fail(context["message"], at + context["at"])
 
 
 def mapping(value: Any) -> dict:
@@ -326,10 +328,14 @@ def or_null(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return lambda value: None if value is None else check(value)
 
 
+def _no_default(schema: JsonDict) -> None:
+    schema.pop("default", None)
+
+
 def optional(description: str) -> Any:
     """A field that may be left out (None then: a default that depends on other fields, or nothing).
     Its schema shows no default, as null itself is not accepted unless the type says so."""
-    return Field(None, description=description, json_schema_extra=lambda schema: schema.pop("default", None))
+    return Field(None, description=description, json_schema_extra=_no_default)
 
 
 # -- the annotated types ------------------------------------------------------------------------
@@ -352,7 +358,9 @@ def checked(inner: Any, check: Callable[[Any], Any], **keywords: Any) -> Any:
 def nullable(annotated: Any) -> Any:
     """A type made with `checked` that also accepts null."""
     inner, *metadata = get_args(annotated)
-    metadata = [BeforeValidator(or_null(m.func)) if isinstance(m, BeforeValidator) else m for m in metadata]
+    # `checked`'s validators take the value alone
+    metadata = [BeforeValidator(or_null(cast(Callable[[Any], Any], m.func))) if isinstance(m, BeforeValidator) else m
+                for m in metadata]
     return Annotated[(inner | None, *metadata)]
 
 

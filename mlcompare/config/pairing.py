@@ -16,7 +16,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
@@ -153,8 +153,11 @@ def _param_names(value: Any) -> list[str]:
 
 Device = fields.Choice(*DEVICES)
 #: Checked by the pairing, which knows the shared params.
-Renames = fields.checked(dict[Any, Any], lambda v: fields.mapping(v or {}), additionalProperties={
-    "anyOf": [{"type": "string", "pattern": f"^{fields.IDENTIFIER.pattern}$"}, {"type": "null"}]})
+if TYPE_CHECKING:  # the validated value, for mypy, which cannot read the pydantic type built below
+    Renames = dict[str, str | None]
+else:
+    Renames = fields.checked(dict[Any, Any], lambda v: fields.mapping(v or {}), additionalProperties={
+        "anyOf": [{"type": "string", "pattern": f"^{fields.IDENTIFIER.pattern}$"}, {"type": "null"}]})
 Sentences = fields.checked(list[str], _sentences)
 ParamNames = fields.checked(list[str] | str, _param_names)
 Accelerator = fields.nullable(fields.Choice(*sorted(ACCELERATORS)))
@@ -219,7 +222,10 @@ def _audit_table(value: Any) -> dict:
     return value
 
 
-AuditTable = fields.checked(dict[str, dict[str, str]], _audit_table)
+if TYPE_CHECKING:  # the validated value, for mypy, which cannot read the pydantic type built below
+    AuditTable = dict[str, dict[str, str]]
+else:
+    AuditTable = fields.checked(dict[str, dict[str, str]], _audit_table)
 
 
 def ladder_values(value: Any) -> list[float]:
@@ -270,8 +276,11 @@ def _pairing_name(value: Any) -> str:
 
 PairingName = fields.checked(str, _pairing_name, maxLength=100, pattern=NAME_PATTERN)
 Task = fields.Choice(*sorted(TASK_METRICS))
-Implementations = fields.checked(dict[str, ImplementationModel], _implementations, minProperties=1,
-                                 propertyNames={"pattern": NAME_PATTERN})
+if TYPE_CHECKING:  # the validated value, for mypy, which cannot read the pydantic type built below
+    Implementations = dict[str, ImplementationModel]
+else:
+    Implementations = fields.checked(dict[str, ImplementationModel], _implementations, minProperties=1,
+                                     propertyNames={"pattern": NAME_PATTERN})
 
 
 class PairingModel(fields.Strict):
@@ -369,7 +378,7 @@ def load_pairing_file(path: Path, allowed: tuple[str, ...] | None = None, source
 def load_pairing_paths(paths: Iterable[str | Path], allowed: tuple[str, ...] | None = None,
                        source: str = "--pairings") -> list[Pairing]:
     """Pairing files, or directories of them (every *.yaml / *.yml inside), in order."""
-    out = []
+    out: list[Pairing] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():

@@ -21,13 +21,14 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Any, Iterable
+from typing import Annotated, Any, Iterable, cast
 
 from pydantic import BeforeValidator, Discriminator, Field, Tag
 
 from mlcompare.config import fields
 from mlcompare.config.estimators import check_implementation, check_pairing
 from mlcompare.config.pairing import (
+    EqualQuality,
     Implementation,
     Pairing,
     PairingModel,
@@ -86,7 +87,7 @@ class Selection:
         key = self.budget_key(impl)
         if key is None:
             return grid
-        reference = self.pairing.params[self.pairing.equal_quality.budget]
+        reference = self.pairing.params[self._budget]
         return tuple(point + (((key, value),) if value != reference else ())
                      for point in grid for value in self.ladder_with_reference())
 
@@ -94,21 +95,27 @@ class Selection:
         """This implementation's name for the budget when it climbs the ladder; None when it does not."""
         if not self.ladder or impl.name == self.pairing.baseline:
             return None
-        budget = self.pairing.equal_quality.budget
+        budget = self._budget
         return impl.rename.get(budget, budget)
 
     def ladder_with_reference(self) -> tuple[int | float, ...]:
         """The ladder, the pairing's reference budget added where it is not on it already."""
-        reference = self.pairing.params[self.pairing.equal_quality.budget]
+        reference = self.pairing.params[self._budget]
         return tuple(sorted(set(self.ladder) | {reference}))
 
     def ladder_value(self, impl: Implementation, point: Point) -> int | float | None:
         """The budget a case of this selection runs at, when it is an equal-quality case."""
         if not self.ladder:
             return None
-        budget = self.pairing.equal_quality.budget
+        budget = self._budget
         key = self.budget_key(impl)
         return dict(point).get(key, self.pairing.params[budget]) if key else self.pairing.params[budget]
+
+    @property
+    def _budget(self) -> str:
+        """The pairing's budget parameter: a selection has a ladder only for a pairing with one
+        (`mlcompare.config.experiment.load_experiment`, `_parse_override`)."""
+        return cast(EqualQuality, self.pairing.equal_quality).budget
 
     @property
     def swept(self) -> bool:

@@ -17,7 +17,7 @@ import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -65,16 +65,22 @@ class DatasetSpec:
         return self.name
 
     @property
+    def _table(self) -> TableSource:
+        """The card or the file: every kind but synthetic has one."""
+        return cast(TableSource, self.table)
+
+    @property
     def tasks(self) -> tuple[str, ...]:
-        return GENERATOR_TASKS[self.name] if self.kind == "synthetic" else self.table.tasks
+        return GENERATOR_TASKS[self.name] if self.kind == "synthetic" else self._table.tasks
 
     @property
     def label(self) -> str:
         layout = " F-order" if self.order != "C" else ""
-        if self.kind == "synthetic":
-            return f"{self.name} {human_count(self.n_samples)}×{self.n_features}{layout}"
-        rows = human_count(self.n_samples or self.table.rows) if (self.n_samples or self.table.rows) else ""
-        shape = f"{rows}×{self.table.features}" if rows and self.table.features else rows
+        if self.kind == "synthetic":  # a synthetic dataset always has its size
+            return f"{self.name} {human_count(cast(int, self.n_samples))}×{self.n_features}{layout}"
+        table = self._table
+        rows = human_count(self.n_samples or cast(int, table.rows)) if (self.n_samples or table.rows) else ""
+        shape = f"{rows}×{table.features}" if rows and table.features else rows
         return f"{self.name} {shape}".strip() + layout
 
     def fingerprint(self) -> str:
@@ -120,10 +126,12 @@ def data_dir() -> Path:
 def produce(spec: DatasetSpec, root: Path) -> tuple[np.ndarray, np.ndarray]:
     """The full (X, y) of a dataset, X in the requested dtype."""
     if spec.kind == "synthetic":
-        return synthetic.generate(spec.name, spec.n_samples, spec.n_features, spec.seed, spec.dtype, spec.options)
+        # a synthetic dataset always has its size
+        return synthetic.generate(spec.name, cast(int, spec.n_samples), cast(int, spec.n_features), spec.seed,
+                                  spec.dtype, spec.options)
     from mlcompare.data import download, tables
 
-    table = spec.table
+    table = cast(TableSource, spec.table)  # every kind but synthetic has one
     path = None if table.sklearn else Path(table.path) if table.path else download.fetch(table, root)
     frame = tables.read_frame(table, path, nrows=spec.n_samples)
     if spec.n_samples and len(frame) < spec.n_samples:
@@ -214,7 +222,7 @@ def content_matches(directory: Path) -> bool:
 def describe_source(spec: DatasetSpec) -> str:
     if spec.kind == "synthetic":
         return f"synthetic:{spec.name}"
-    table = spec.table
+    table = cast(TableSource, spec.table)  # every kind but synthetic has one
     return table.url or table.path or f"sklearn.datasets.{table.sklearn}"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 from mlcompare.data.tables import TableSource
 from mlcompare.errors import InputError
@@ -35,7 +36,7 @@ def fetch(table: TableSource, root: Path, pin: bool = False) -> Path:
 
     folder = downloads_dir(root)
     known = expected_hash(table, root)
-    target = folder / table.filename
+    target = folder / cast(str, table.filename)  # a download's card always has one (`cards.Card.to_table`)
     if not known and not pin:
         raise InputError(table.source, "source.sha256",
                          f"{table.name}'s source publishes no checksum and none is pinned: run "
@@ -65,7 +66,7 @@ def verify(table: TableSource, root: Path) -> str:
     """'ok', 'missing' or 'MISMATCH' for a card's cached download."""
     import pooch
 
-    local = downloads_dir(root) / table.filename
+    local = downloads_dir(root) / cast(str, table.filename)  # a download's card always has one
     if not local.exists():
         return "missing"
     known = expected_hash(table, root)

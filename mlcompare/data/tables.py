@@ -11,7 +11,7 @@ import tarfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -72,6 +72,7 @@ def read_frame(table: TableSource, path: Path | None, nrows: int | None = None) 
         frame.columns = [str(c) for c in frame.columns]
         frame["target"] = y[:nrows] if nrows else y
         return frame
+    path = cast(Path, path)  # None only for a scikit-learn loader
     if table.fmt == "parquet":
         frame = pd.read_parquet(path)
         return frame.head(nrows) if nrows else frame
@@ -87,7 +88,8 @@ class _open_member:
     """A file, or one member of a zip / tar archive, opened for reading."""
 
     def __init__(self, path: Path, member: str | None) -> None:
-        self.path, self.member, self._closers = path, member, []
+        self.path, self.member = path, member
+        self._closers: list[Any] = []
 
     def __enter__(self):
         if self.member is None:
@@ -120,7 +122,8 @@ def to_arrays(frame: pd.DataFrame, table: TableSource, task: str, dtype: str) ->
                          f"column {missing[0]!r} is not in {table.name}")
     frame = frame.drop(columns=list(table.drop))
     for column in table.categorical:  # ordinal codes: the same integers on every implementation
-        frame[column] = frame[column].astype("category").cat.codes.replace(-1, np.nan)
+        # pandas-stubs allow only int replacements on the int codes; NaN (the missing value) makes them float
+        frame[column] = frame[column].astype("category").cat.codes.replace(-1, np.nan)  # type: ignore[arg-type]
     features = frame.drop(columns=[target])
     non_numeric = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
     if non_numeric:

@@ -43,13 +43,13 @@ def verify_device(model: Any, spec: CaseSpec, gpu_growth_mb: float | None = None
         return _catboost_evidence(model, wanted_gpu)
     if not wanted_gpu:
         return "cpu"
-    evidence = [] if gpu_growth_mb is None else [f"device memory +{gpu_growth_mb:.1f} MB during fit"]
+    checked = [] if gpu_growth_mb is None else [f"device memory +{gpu_growth_mb:.1f} MB during fit"]
     if library == "cuml":
         where = device.cuml_device_selection()
         if where in ("cpu", "host"):
             raise FallbackError(f"silent CPU fallback: cuML's global device type is {where!r}")
-        evidence.append(f"cuML device type {where}" if where else "this cuML has no CPU mode (removed in 25.08)")
-    return "cuda (" + ("; ".join(evidence) or "nothing checked") + ")"
+        checked.append(f"cuML device type {where}" if where else "this cuML has no CPU mode (removed in 25.08)")
+    return "cuda (" + ("; ".join(checked) or "nothing checked") + ")"
 
 
 #: The output that shows where a model computed, by the task's output kind.

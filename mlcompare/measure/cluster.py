@@ -97,11 +97,12 @@ class Cluster:
         blocks = [self.client.scatter(frame(array[lo:hi], int(lo)), workers=[worker], hash=False)
                   for worker, lo, hi in zip(self.workers, bounds[:-1], bounds[1:])]
         divisions = [int(b) for b in bounds[:-1]] + [int(bounds[-1]) - 1]
-        collection = dd.from_delayed(blocks, meta=frame(array[:0], 0), divisions=divisions)
+        # dask annotates `divisions` as a tuple but takes any sequence; kept the list it always was
+        collection = dd.from_delayed(blocks, meta=frame(array[:0], 0), divisions=divisions)  # type: ignore[arg-type]
         # cuDF conversion happens on each worker, on the block it already holds
         return collection.to_backend("cudf") if on_gpu else collection
 
-    def estimator_params(self, cls: type, params: dict[str, Any]) -> dict[str, Any]:
+    def estimator_params(self, cls: type[Any], params: dict[str, Any]) -> dict[str, Any]:
         """Tell estimators that take a worker list (cuml.dask's forest) which workers to use."""
         if "workers" in inspect.signature(cls.__init__).parameters and "workers" not in params:
             return {**params, "workers": list(self.workers)}

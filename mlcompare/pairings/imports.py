@@ -11,7 +11,7 @@ import importlib
 import inspect
 import os
 import re
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 from mlcompare.errors import InputError
 
@@ -101,7 +101,7 @@ def accepted_params(cls: type) -> set[str]:
     listed = inspect.getattr_static(cls, "_get_param_names", None)
     if isinstance(listed, classmethod):  # scikit-learn's and cuML's: read from the class, never an instance
         try:
-            names |= set(cls._get_param_names())
+            names |= set(cast(Any, cls)._get_param_names())
         except Exception:  # noqa: BLE001 - the signatures are what we know
             pass
     return names

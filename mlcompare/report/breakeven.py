@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import cast
 
 import pandas as pd
 
@@ -72,10 +73,12 @@ def break_evens(cases: pd.DataFrame) -> list[BreakEven]:
     datasets_per_pairing = (swept.drop_duplicates(["suite_run_id", "pairing", "dataset", "n_features"])
                             .groupby(["suite_run_id", "pairing"]).size())
     found: list[BreakEven] = []
-    for (suite, pairing, dataset, n_features, shared), group in ok.groupby(keys, sort=False):
+    for key, group in ok.groupby(keys, sort=False):
+        suite, pairing, dataset, n_features, shared = cast(tuple[str, str, str, int, str], key)
         base = group[group["is_baseline"]].set_index("training_rows")["fit_time_s"]
         baseline = group["baseline"].iloc[0]
-        for (impl, own), rows in group[~group["is_baseline"]].groupby(["implementation", "sweep_own"], sort=False):
+        for impl_key, rows in group[~group["is_baseline"]].groupby(["implementation", "sweep_own"], sort=False):
+            impl, own = cast(tuple[str, str], impl_key)
             times = rows.set_index("training_rows")["fit_time_s"]
             sizes = sorted(set(times.index) & set(base.index))
             point = crossing([float(n) for n in sizes], [base[n] for n in sizes], [times[n] for n in sizes])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import pandas as pd
 
 from mlcompare.records import Status
@@ -57,7 +59,8 @@ def description(comparison: Comparison) -> str:
         # would claim more than was measured
         lines.append("Fit speed-up against the baseline at each size (interval and its coverage):")
         keys = ["pairing", "impl_label", "dataset", "n_features", "sweep_shared"]
-        for (pairing, impl, _, _, shared), part in ran.groupby(keys, sort=False):
+        for key, part in ran.groupby(keys, sort=False):
+            pairing, impl, _, _, shared = cast(tuple[str, str, str, int, str], key)
             part = part.sort_values("training_rows")
             first = part.iloc[0]
             where = f"{first['dataset']} ×{first['n_features']}"
@@ -65,6 +68,7 @@ def description(comparison: Comparison) -> str:
             lines.append(f"- {pairing} · {impl} vs {first['baseline']} on {results.group_label(where, shared)}: "
                          f"{sizes}")
         lines.append("")
+    r: Any  # a row: its columns as attributes (pandas-stubs type them all as any scalar)
     for r in cases[cases["speedup_fit_lower_bound"].notna()].itertuples():
         lines.append(f"- {r.pairing} · {r.impl_label} on {results.group_label(r.dataset_label, r.sweep_shared)}: "
                      f"**≥ {r.speedup_fit_lower_bound:.3g}×** vs {r.baseline} (its time limit stopped the baseline "

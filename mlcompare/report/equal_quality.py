@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
 import pandas as pd
 
@@ -183,7 +184,7 @@ def curves(cases: pd.DataFrame) -> list[Curve]:
             if len(rows) < 2:
                 continue
             first = rows[0]
-            curve = Curve(suite=first["suite_label"], pairing=first["pairing"], implementation=impl,
+            curve = Curve(suite=first["suite_label"], pairing=first["pairing"], implementation=cast(str, impl),
                           baseline=base["implementation"], group=first["dataset_label"] +
                           (f" · {first['sweep_shared']}" if first["sweep_shared"] else ""),
                           metric=first["main_metric"], budget=first["eq_budget"], reference=first["eq_reference"],
@@ -204,9 +205,9 @@ def as_metrics(found: list[Curve]) -> dict[str, float]:
             out[f"speedup_equal_quality.{c.slug}"] = c.speedup
             if c.at_least:
                 out[f"speedup_equal_quality.{c.slug}_at_least"] = 1.0
-            if c.level is not None:
-                out |= {f"speedup_equal_quality.{c.slug}_ci_low": c.low,
-                        f"speedup_equal_quality.{c.slug}_ci_high": c.high,
+            if c.level is not None:  # set with the interval's bounds (`read_curve`)
+                out |= {f"speedup_equal_quality.{c.slug}_ci_low": cast(float, c.low),
+                        f"speedup_equal_quality.{c.slug}_ci_high": cast(float, c.high),
                         f"speedup_equal_quality.{c.slug}_ci_level": c.level}
         if c.quality_at_equal_time is not None:
             out[f"quality_at_equal_time.{c.slug}"] = c.quality_at_equal_time

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any, cast
 
 import pandas as pd
 
@@ -54,12 +55,14 @@ def crossings(cases: pd.DataFrame) -> list[LatencyCrossing]:
     found: list[LatencyCrossing] = []
     data = with_latency(cases)
     keys = ["suite_run_id", "pairing", "dataset_label", "sweep_shared"]
-    for (suite, pairing, dataset, shared), group in data.groupby(keys, sort=False):
+    for key, group in data.groupby(keys, sort=False):
+        suite, pairing, dataset, shared = cast(tuple[str, str, str, str], key)
         base_rows = group[group["is_baseline"]]
         if base_rows.empty:
             continue
-        base = curve(base_rows.iloc[0]["latency"])
+        base = curve(cast(dict[int, dict[str, float]], base_rows.iloc[0]["latency"]))
         label = group_label(dataset, shared)
+        r: Any  # a row: its columns as attributes (pandas-stubs type them all as any scalar)
         for r in group[~group["is_baseline"]].itertuples():
             mine = curve(r.latency)
             sizes = sorted(set(base) & set(mine))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import io
 import math
-from typing import Callable
+from typing import Any, Callable, Iterator, cast
 
 import pandas as pd
 
@@ -40,8 +40,9 @@ def speedup(cases: pd.DataFrame) -> bytes:
     data = _ran(cases)
     data = data[~data["is_baseline"] & data["speedup_fit"].notna()]
     data = data.sort_values(["pairing", "dataset", "n_features", "n_samples", "implementation"])
+    rows: Iterator[Any] = data[["pairing", "impl_label", "dataset_label", "sweep_shared", "suite_label"]].itertuples()
     labels = [f"{r.pairing} · {r.impl_label} · {group_label(r.dataset_label, r.sweep_shared)}" + _suite_tag(cases, r)
-              for r in data[["pairing", "impl_label", "dataset_label", "sweep_shared", "suite_label"]].itertuples()]
+              for r in rows]
     # wider for long labels (sweep points), so the bars keep about four inches
     width = max(8.0, 4 + 0.065 * max(map(len, labels), default=0))
     fig, ax = _figure(width, max(2.5, 0.35 * len(data) + 1.3))
@@ -196,7 +197,8 @@ def cold_vs_warm(cases: pd.DataFrame) -> bytes:
     if data.empty:
         return _empty(fig, ax, "no case ran")
     pairings = list(dict.fromkeys(data["pairing"]))
-    for (series, pairing), points in data.groupby(["series", "pairing"], sort=False):
+    for key, points in data.groupby(["series", "pairing"], sort=False):
+        series, pairing = cast(tuple[str, str], key)
         ax.scatter(points["fit_time_s"], points["fit_cold_time_s"], color=_colour(data, series),
                    marker=_MARKERS[pairings.index(pairing) % len(_MARKERS)], s=40, label=f"{pairing} · {series}")
     low = min(data["fit_time_s"].min(), data["fit_cold_time_s"].min()) * 0.7
@@ -234,8 +236,8 @@ def worker_panels(cases: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     data = _ran(cases)
     several = data["suite_run_id"].nunique() > 1
     panels = []
-    for (suite, pairing, dataset, shared), part in data.groupby(
-            ["suite_label", "pairing", "dataset_label", "sweep_shared"], sort=False):
+    for key, part in data.groupby(["suite_label", "pairing", "dataset_label", "sweep_shared"], sort=False):
+        suite, pairing, dataset, shared = cast(tuple[str, str, str, str], key)
         if part["dask_workers"].notna().any():
             where = f" · {suite.split(' ', 1)[0]}" if several else ""
             panels.append((f"{pairing} · {group_label(dataset, shared)}{where}", part))
@@ -299,7 +301,9 @@ def latency_vs_batch(cases: pd.DataFrame) -> bytes:
     if not groups:
         return _empty(fig, axes[0], "no case logged predict latency by batch size (predict_batch_sizes)")
     found = latency_crossings.crossings(data)
-    for ax, ((suite, pairing, dataset, shared), part) in zip(axes, groups):
+    r: Any  # a row: its columns as attributes (pandas-stubs type them all as any scalar)
+    for ax, (key, part) in zip(axes, groups):
+        suite, pairing, dataset, shared = cast(tuple[str, str, str, str], key)
         for index, r in enumerate(part.itertuples()):
             colour = _colour(part, r.series)
             median, tail = latency_crossings.curve(r.latency, "p50"), latency_crossings.curve(r.latency, "p99")
@@ -357,6 +361,7 @@ def _threads_panel(ax, part: pd.DataFrame, worth: list) -> None:
     swept = part[part["threads_swept"].notna()]
     colours, first = _fit_time_lines(ax, swept, "threads_swept")
     references = part[part["threads_swept"].isna()]
+    r: Any  # a row: its columns as attributes (pandas-stubs type them all as any scalar)
     for index, r in enumerate(references.itertuples(), start=first):
         threads = f", {r.threads} threads" if not pd.isna(r.threads) else ""
         ax.axhline(r.fit_time_s, color=colours(index % 10), ls="--", lw=1.2,
@@ -391,12 +396,12 @@ def _ran(cases: pd.DataFrame) -> pd.DataFrame:
     return data
 
 
-def _series(row: object, several_suites: bool) -> str:
+def _series(row: Any, several_suites: bool) -> str:
     label = group_label(row.impl_label, row.sweep_shared)
     return f"{label} · {row.suite_label.split(' ', 1)[0]}" if several_suites else label
 
 
-def _suite_tag(cases: pd.DataFrame, row: object) -> str:
+def _suite_tag(cases: pd.DataFrame, row: Any) -> str:
     return f" · {row.suite_label.split(' ', 1)[0]}" if cases["suite_run_id"].nunique() > 1 else ""
 
 
@@ -415,7 +420,7 @@ def _log(ax, x: bool, y: bool) -> None:
             axis.set_minor_formatter(Plain(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
 
 
-def _colour(part: pd.DataFrame, series: str) -> str:
+def _colour(part: pd.DataFrame, series: str) -> tuple[float, float, float, float]:
     import matplotlib
 
     names = list(dict.fromkeys(part["series"]))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import html
 import io
-from typing import Callable
+from typing import Callable, Iterable, cast
 
 import pandas as pd
 
@@ -69,7 +69,7 @@ def to_text(comparison: Comparison) -> str:
     console.print()
     for pairing, cells, notes, evens in sections(comparison):
         table = Table(title=pairing, box=box.SIMPLE_HEAD, title_justify="left")
-        for col in cells.columns:
+        for col in cast(Iterable[tuple[str, str]], cells.columns):  # (implementation, heading)
             table.add_column(_text_header(col), justify="left" if not col[0] else "right", vertical="bottom",
                              no_wrap=True)
         for row in cells.itertuples(index=False):

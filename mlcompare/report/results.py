@@ -79,7 +79,7 @@ def _case_row(suite: StoredSuite, label: str, host: str, run: StoredRun) -> dict
     dataset = f"{p.get('dataset')}{layout}" if layout else p.get("dataset")
     # the baseline implementation at a point of a thread sweep is a case like any other
     is_baseline = p.get("implementation") == t.get("baseline") and not p.get("sweep_own")
-    row = {
+    row: dict[str, Any] = {
         "suite_run_id": suite.run.run_id, "suite": suite.run.params.get("suite_name", suite.run.name),
         "suite_label": label, "host": host, "run_id": run.run_id, "run_name": run.name,
         "pairing": p.get("pairing"), "implementation": p.get("implementation"),
@@ -88,7 +88,7 @@ def _case_row(suite: StoredSuite, label: str, host: str, run: StoredRun) -> dict
         "dataset_label": _dataset_label(p.get("dataset"), n_samples, n_features) + layout,
         "baseline": t.get("baseline"), "is_baseline": is_baseline, "status": status,
         "note": t.get("skip_reason") or t.get("error") or "",
-        "main_metric": main, "higher_is_better": HIGHER_IS_BETTER.get(main, True),
+        "main_metric": main, "higher_is_better": HIGHER_IS_BETTER.get(main, True) if main else True,
         "quality": m.get(main, math.nan) if main else math.nan,
         "parity": t.get("parity") or ("baseline" if is_baseline and status == Status.OK else ""),
         # rows the fits saw; runs older than the param: all rows (train and test), as they were plotted

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable, cast
 
 import pandas as pd
 
@@ -133,7 +133,7 @@ def _pairing_cells(cases: pd.DataFrame, several_suites: bool) -> pd.DataFrame:
                 row[(impl, "parity")] = (r["parity"] or "") if r else ""
         out.append(row)
     frame = pd.DataFrame(out).fillna("")
-    frame.columns = pd.MultiIndex.from_tuples(frame.columns)
+    frame.columns = pd.MultiIndex.from_tuples(cast(Iterable[tuple[str, str]], frame.columns))  # the rows' keys
     return frame
 
 
@@ -190,7 +190,7 @@ def number_text(value: float) -> str:
 def skipped_everywhere(cases: pd.DataFrame) -> list[str]:
     """Column groups (implementation labels) of a table in which no case ran: skipped in every row."""
     status = cases.groupby("impl_label", sort=False)["status"]
-    return [label for label, statuses in status if (statuses == Status.SKIPPED).all()]
+    return [cast(str, label) for label, statuses in status if (statuses == Status.SKIPPED).all()]
 
 
 def _skipped_line(cases: pd.DataFrame) -> str:
@@ -241,8 +241,11 @@ def worker_lines(cases: pd.DataFrame) -> list[str]:
     several = cases["suite_run_id"].nunique() > 1
     lines = []
     keys = ["suite_label", "pairing", "dataset_label", "sweep_shared", "implementation"]
-    for (suite, pairing, dataset, shared, impl), group in ran.groupby(keys, sort=False):
-        few, many = group.loc[group["dask_workers"].idxmin()], group.loc[group["dask_workers"].idxmax()]
+    for key, group in ran.groupby(keys, sort=False):
+        suite, pairing, dataset, shared, impl = cast(tuple[str, str, str, str, str], key)
+        # pandas-stubs: .loc's overloads take no Hashable, the label type idxmin and idxmax return
+        few = group.loc[group["dask_workers"].idxmin()]  # type: ignore[call-overload]
+        many = group.loc[group["dask_workers"].idxmax()]  # type: ignore[call-overload]
         if few["dask_workers"] == many["dask_workers"]:
             continue
         where = results.group_label(dataset, shared) + (f", {suite}" if several else "")

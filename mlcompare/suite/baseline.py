@@ -4,6 +4,7 @@ parity, and the differences found between what the two estimators actually used.
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
 
@@ -37,6 +38,7 @@ def compare(case: Case, record: CaseRecord, baseline: CaseRecord) -> dict[str, f
         out |= {"quality_delta": 0.0, "prediction_agreement": 1.0}
     else:
         # one summary per process on each side: repeats inside one process are not independent
+        series: Literal["fit_process_times", "end_to_end_process_times"]
         for name, series in (("speedup_fit", "fit_process_times"), ("speedup_end_to_end", "end_to_end_process_times")):
             found = stats.ratio_interval(baseline.get(series) or [], record.get(series) or [])
             if found is not None:

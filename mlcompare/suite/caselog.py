@@ -6,10 +6,10 @@ carry are declared there too); only `mlcompare.tracking.writer.Recorder` talks t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from mlcompare.config.experiment import Case, Experiment
-from mlcompare.config.pairing import Implementation
+from mlcompare.config.pairing import EqualQuality, Implementation
 from mlcompare.config.selection import point_label
 from mlcompare.measure import cluster as dask_cluster
 from mlcompare.pairings.cluster_params import split_params
@@ -36,9 +36,10 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
         params["accelerator"] = impl.accelerator
     params["parity_tolerance"] = pairing.parity_tolerance
     if case.ladder_value is not None:  # a point of an equal-quality curve (the baseline: its reference)
-        params["equal_quality.budget"] = pairing.equal_quality.budget
+        budget = cast(EqualQuality, pairing.equal_quality).budget  # a ladder is only given to a pairing with one
+        params["equal_quality.budget"] = budget
         params["equal_quality.value"] = case.ladder_value
-        params["equal_quality.reference"] = pairing.params[pairing.equal_quality.budget]
+        params["equal_quality.reference"] = pairing.params[budget]
     elif experiment.equal_quality and pairing.equal_quality and pairing.equal_quality.exact:
         params["equal_quality.exact"] = pairing.equal_quality.exact
     if impl.device in experiment.cost_per_hour:
@@ -114,7 +115,7 @@ def _input_modes(impl: Implementation) -> str:
     return "device,host" if impl.device == "gpu" and not impl.accelerator and not impl.host_input else "host"
 
 
-def _cluster_params(case: Case, record: dict[str, Any]) -> dict[str, Any]:
+def _cluster_params(case: Case, record: CaseRecord) -> dict[str, Any]:
     """A distributed case's cluster as params (`dask_workers` is the scaling plot's axis)."""
     _, settings = split_params(case.pairing.estimator_params(case.implementation))
     ran = record.get("cluster") or {}

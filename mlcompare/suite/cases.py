@@ -10,7 +10,7 @@ import functools
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from mlcompare import forked_call
 from mlcompare.config.experiment import Case, Experiment
@@ -126,14 +126,17 @@ def skipped_everywhere_lines(found: dict[str, dict[str, int]]) -> list[str]:
 
 
 def base_record(case: Case) -> CaseRecord:
+    """The record's fixed part: still without its status, which every caller adds (with `|`) before
+    the record goes anywhere."""
     impl = case.implementation
-    return {"pairing": case.pairing.name, "implementation": impl.name, "library": impl.library,
-            "device": impl.device, "dataset": case.dataset.label, "n_samples": case.dataset.n_samples,
-            "n_features": case.dataset.n_features, "baseline": case.is_baseline,
-            "main_metric": case.pairing.main_metric}
+    return cast(CaseRecord, {
+        "pairing": case.pairing.name, "implementation": impl.name, "library": impl.library,
+        "device": impl.device, "dataset": case.dataset.label, "n_samples": case.dataset.n_samples,
+        "n_features": case.dataset.n_features, "baseline": case.is_baseline,
+        "main_metric": case.pairing.main_metric})
 
 
-def reused_record(case: Case, stored: dict[str, Any]) -> dict[str, Any]:
+def reused_record(case: Case, stored: dict[str, Any]) -> CaseRecord:
     """The record of a case an earlier suite FINISHED, rebuilt from its run (--resume)."""
     tags = stored["tags"]
     record = base_record(case) | {"status": Status(tags.get("case_status", Status.OK)), "metrics": stored["metrics"],
@@ -165,21 +168,22 @@ def case_spec(case: Case, experiment: Experiment, threads: int | None, prepared:
     base = base_record(case)
     where = prepared[case.dataset.fingerprint()]
     if isinstance(where, str):
-        return base | {"status": Status.FAILED, "failure": Failure.DATASET, "error": where}, {}
+        # no spec: the case does not run
+        return base | {"status": Status.FAILED, "failure": Failure.DATASET, "error": where}, cast(CaseSpec, {})
     meta = datasets.definition(where)
     base |= {"n_samples": meta["n_train"] + meta["n_test"], "training_rows": meta["n_train"],
              "n_features": meta["n_features_actual"], "test_rows": meta["n_test"],
              "dataset_sha256": meta["content_sha256"], "dataset_source": meta["source"]}
-    spec = {"estimator": impl.estimator, "library": impl.library, "device": impl.device,
-            "params": case.pairing.estimator_params(impl), "task": case.pairing.task,
-            "metrics": list(case.pairing.metrics), "repeats": experiment.repeats,
-            "min_time_s": experiment.min_time_s, "threads": case.threads or threads,
-            "dataset_dir": str(where), "order": case.dataset.order, "predictions_path": str(predictions_path),
-            "accelerator": impl.accelerator, "distributed": impl.distributed, "plugin": case.pairing.plugin,
-            "allowed_modules": list(_allowed_for(case, experiment)), "host_input": impl.host_input,
-            "predict_batch_sizes": list(experiment.predict_batch_sizes),
-            "predict_latency_budget_s": experiment.predict_latency_budget_s,
-            "audit_keys": case.pairing.audit_keys(impl)}
+    spec: CaseSpec = {"estimator": impl.estimator, "library": impl.library, "device": impl.device,
+                      "params": case.pairing.estimator_params(impl), "task": case.pairing.task,
+                      "metrics": list(case.pairing.metrics), "repeats": experiment.repeats,
+                      "min_time_s": experiment.min_time_s, "threads": case.threads or threads,
+                      "dataset_dir": str(where), "order": case.dataset.order, "predictions_path": str(predictions_path),
+                      "accelerator": impl.accelerator, "distributed": impl.distributed, "plugin": case.pairing.plugin,
+                      "allowed_modules": list(_allowed_for(case, experiment)), "host_input": impl.host_input,
+                      "predict_batch_sizes": list(experiment.predict_batch_sizes),
+                      "predict_latency_budget_s": experiment.predict_latency_budget_s,
+                      "audit_keys": case.pairing.audit_keys(impl)}
     if impl.device == "gpu" and not impl.accelerator and not impl.host_input and not impl.distributed:
         # chosen once for the suite (an import of cuDF tried in a fresh process), not in every case
         spec["reader"], spec["reader_note"] = device_reader(impl.library)

@@ -22,7 +22,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, TypedDict
 
 import numpy as np
 
@@ -112,6 +112,14 @@ def worker_facts() -> dict[str, str]:
 _LOAD = sysinfo.LoadMeter()
 
 
+class _Where(TypedDict):
+    """Where a remote case ran: the record keys every record from a worker has."""
+
+    worker_host: str
+    dask_worker: str
+    worker_fingerprint: dict[str, str]
+
+
 def run_remote(spec: CaseSpec, dataset: datasets.DatasetSpec, sha256: str, timeout_s: float) -> CaseRecord:
     """One case on a Dask worker, in a fresh process: the record, its predictions, where it ran."""
     from distributed import get_worker
@@ -119,17 +127,18 @@ def run_remote(spec: CaseSpec, dataset: datasets.DatasetSpec, sha256: str, timeo
     from mlcompare.measure.capability import skip_reason
     from mlcompare.measure.threads import default_threads
 
-    where = {"worker_host": socket.gethostname(), "dask_worker": get_worker().address,
-             "worker_fingerprint": sysinfo.fingerprint()}
+    where: _Where = {"worker_host": socket.gethostname(), "dask_worker": get_worker().address,
+                     "worker_fingerprint": sysinfo.fingerprint()}
     reason = skip_reason(spec["library"], spec["device"], spec["params"], spec.get("distributed"))
     if reason:
-        return where | {"status": Status.SKIPPED, "skip_reason": f"{reason} (on worker {where['worker_host']})"}
-    spec = dict(spec, threads=spec.get("threads") or default_threads())
+        return {**where, "status": Status.SKIPPED, "skip_reason": f"{reason} (on worker {where['worker_host']})"}
+    threads = spec.get("threads") or default_threads()
+    spec = {**spec, "threads": threads}
     try:
         spec["dataset_dir"] = str(_dataset_here(spec["dataset_dir"], dataset, sha256))
     except Exception as exc:  # noqa: BLE001 - the case fails, the suite goes on
-        return where | {"status": Status.FAILED, "failure": Failure.DATASET,
-                        "error": f"dataset {dataset.label} on worker {where['worker_host']}: {exc}"}
+        return {**where, "status": Status.FAILED, "failure": Failure.DATASET,
+                "error": f"dataset {dataset.label} on worker {where['worker_host']}: {exc}"}
     with tempfile.TemporaryDirectory(prefix="mlcompare-remote-") as tmp:
         spec["predictions_path"] = os.path.join(tmp, "predictions.npy")
         load = _LOAD.reading()  # this worker machine's load, as a local suite reads its own
@@ -137,7 +146,7 @@ def run_remote(spec: CaseSpec, dataset: datasets.DatasetSpec, sha256: str, timeo
         if record["status"] == Status.OK:
             record["predictions"] = np.load(spec["predictions_path"])
             record["metrics"].update(load)
-    return where | record | {"threads": spec["threads"]}
+    return {**where, **record, "threads": threads}
 
 
 def _dataset_here(prepared: str, dataset: datasets.DatasetSpec, sha256: str) -> Path:
@@ -188,16 +197,16 @@ def run_jobs(cluster: Connection, jobs: list[Job], timeout_s: float, guard: Sign
                 yield job.index, {"status": Status.FAILED, "failure": Failure.WORKER,
                                   "error": "no worker of the Dask cluster that could run this case is left"}
             for worker in list(free):
-                job = _next_for(worker, queue, cpu_only)
-                if job is None:
+                taken = _next_for(worker, queue, cpu_only)
+                if taken is None:
                     continue
-                queue.remove(job)
+                queue.remove(taken)
                 free.remove(worker)
-                future = client.submit(run_remote, job.spec, job.dataset, job.dataset_sha256, timeout_s,
+                future = client.submit(run_remote, taken.spec, taken.dataset, taken.dataset_sha256, timeout_s,
                                        workers=[worker.address], allow_other_workers=False, pure=False,
-                                       key=f"mlcompare-case-{job.index}-{uuid.uuid4().hex[:8]}")
-                running[future] = (job, worker)
-                started(job)
+                                       key=f"mlcompare-case-{taken.index}-{uuid.uuid4().hex[:8]}")
+                running[future] = (taken, worker)
+                started(taken)
             with guard.interruptible():
                 done = _wait_first(list(running))
             for future in done:

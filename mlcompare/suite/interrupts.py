@@ -15,9 +15,11 @@ import sys
 import threading
 from contextlib import contextmanager
 from types import FrameType
-from typing import Iterator
+from typing import Any, Callable, Iterator, cast
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: What `signal.signal` installs and returns.
+_Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 
 class Interrupted(BaseException):
@@ -51,7 +53,7 @@ class SignalGuard:
         self.received: int | None = None
         self._interruptible = False
         self._stopping = False
-        self._previous: dict[int, object] = {}
+        self._previous: dict[int, _Handler] = {}
 
     def __enter__(self) -> "SignalGuard":
         if threading.current_thread() is threading.main_thread():
@@ -79,7 +81,7 @@ class SignalGuard:
 
     def _stop(self) -> None:
         self._stopping = True
-        raise Interrupted(self.received)
+        raise Interrupted(cast(int, self.received))  # both callers set it first
 
     def check(self) -> None:
         """Raise `Interrupted` if a signal has arrived (again, if it was raised and handled before)."""

@@ -20,7 +20,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator, TypedDict, cast
 
 import mlcompare
 from mlcompare.measure.timed_lock import Turns
@@ -163,9 +163,10 @@ def run_isolated(spec: CaseSpec, timeout_s: float, guard: SignalGuard | None = N
             if name == "SIGKILL":
                 why += " (often the kernel's out-of-memory killer)"
             return {"status": Status.FAILED, "failure": Failure.SIGNAL, "signal": name, "error": why,
-                    "stderr_tail": _tail(err_path)} | process
+                    "stderr_tail": _tail(err_path), "process": worker.kind}
         return {"status": Status.FAILED, "failure": Failure.EXIT,
-                "error": f"worker exited with code {code} and no result", "stderr_tail": _tail(err_path)} | process
+                "error": f"worker exited with code {code} and no result", "stderr_tail": _tail(err_path),
+                "process": worker.kind}
 
 
 def _launch(spec: CaseSpec, spec_path: Path, result_path: Path, err_path: Path, here: Serving,
@@ -187,7 +188,7 @@ def _launch(spec: CaseSpec, spec_path: Path, result_path: Path, err_path: Path, 
     finally:
         if quiet_fd is not None:
             os.close(quiet_fd)
-            here.turns.handed_over()
+            cast(Turns, here.turns).handed_over()  # the fd was taken from them
 
 
 def _killed(stop: Interrupted, err_path: Path) -> CaseRecord:
@@ -219,7 +220,11 @@ def _signal_name(number: int) -> str:
         return str(number)
 
 
-def _unfinished_first_fit(progress: Path, stopped: float) -> dict[str, float]:
+class _FirstFit(TypedDict, total=False):
+    first_fit_unfinished_s: float
+
+
+def _unfinished_first_fit(progress: Path, stopped: float) -> _FirstFit:
     """{'first_fit_unfinished_s': seconds} when the worker was stopped inside its first fit
     (its last mark, `timing.FIRST_FIT`), else nothing."""
     try:

@@ -10,9 +10,12 @@ nothing at all.
 from __future__ import annotations
 
 import sys
-from typing import Any, Protocol, TextIO
+from typing import TYPE_CHECKING, AbstractSet, Any, Protocol, TextIO
 
 from mlcompare.records import CaseRecord, Status
+
+if TYPE_CHECKING:
+    from rich.console import JustifyMethod
 
 
 class SuiteProgress(Protocol):
@@ -20,7 +23,7 @@ class SuiteProgress(Protocol):
 
     def case_started(self, index: int, total: int, name: str) -> None: ...
 
-    def case_finished(self, index: int, total: int, name: str, record: dict[str, Any]) -> None: ...
+    def case_finished(self, index: int, total: int, name: str, record: CaseRecord) -> None: ...
 
     def run_finished(self, done: int, total: int) -> None:
         """With several rounds: `done` of the suite's `total` case processes have ended (a case is
@@ -65,7 +68,7 @@ class LiveProgress:
     def case_started(self, index: int, total: int, name: str) -> None:
         self._bar.update(self._bar_task(name, total), description=name)
 
-    def case_finished(self, index: int, total: int, name: str, record: dict[str, Any]) -> None:
+    def case_finished(self, index: int, total: int, name: str, record: CaseRecord) -> None:
         """`index`: how many cases have finished (a spread suite finishes them out of order)."""
         self.records.append((name, record))
         if not self._by_runs:
@@ -81,7 +84,7 @@ class LiveProgress:
             self._task = self._bar.add_task(name, total=total)
         return self._task
 
-    def summary(self, skipped_everywhere: set[str] = frozenset()) -> None:
+    def summary(self, skipped_everywhere: AbstractSet[str] = frozenset()) -> None:
         """The table of every case, printed once the bar is gone; the implementations skipped
         in every case were said once before the cases and have no rows."""
         shown = [(name, r) for name, r in self.records if not collapsed(r, skipped_everywhere)]
@@ -91,7 +94,7 @@ class LiveProgress:
                                "skipped in every case; see the lines above it)", markup=False)
 
 
-def collapsed(record: CaseRecord, skipped_everywhere: set[str]) -> bool:
+def collapsed(record: CaseRecord, skipped_everywhere: AbstractSet[str]) -> bool:
     """A skip said once for its implementation, not once per case (its run is in the store all the same)."""
     return (record.get("status") == Status.SKIPPED and "reused_from" not in record
             and record.get("implementation") in skipped_everywhere)
@@ -104,6 +107,7 @@ def summary_table(records: list[tuple[str, CaseRecord]]) -> Any:
     from rich.text import Text
 
     table = Table(title="mlcompare suite", box=box.SIMPLE_HEAD, title_justify="left")
+    justify: JustifyMethod
     for heading, justify in (("case", "left"), ("status", "left"), ("fit s", "right"), ("speed-up", "right"),
                              ("quality", "right"), ("note", "left")):
         table.add_column(heading, justify=justify, overflow="fold")

@@ -17,6 +17,7 @@ range of repeats and no level (`interval_note` says so). The repeats themselves 
 from __future__ import annotations
 
 import statistics
+from typing import Literal
 
 from mlcompare.measure import latency
 from mlcompare.measure.stats import interval_metrics, summarise
@@ -35,9 +36,14 @@ _WORST = ("fit_peak_host_memory_mb", "fit_peak_gpu_memory_mb", "peak_host_memory
 #: Above this many CPUs' worth of time taken by other processes during a case's timed calls
 #: (on average), the case is flagged noisy: something else ran beside it.
 NOISY_OTHERS_CORES = 0.25
+#: Record keys of a process's repeats, and of their per-process summaries.
+_RepeatsKey = Literal["fit_times", "fit_host_times", "predict_times"]
+_ProcessKey = Literal["fit_process_times", "fit_host_process_times", "predict_process_times"]
+_REPEATS: tuple[_RepeatsKey, ...] = ("fit_times", "fit_host_times", "predict_times")
 #: Per-process summaries a record carries: (record key, the repeats it summarises).
-PROCESS_SERIES = {"fit_process_times": "fit_times", "fit_host_process_times": "fit_host_times",
-                  "predict_process_times": "predict_times"}
+PROCESS_SERIES: dict[_ProcessKey, _RepeatsKey] = {
+    "fit_process_times": "fit_times", "fit_host_process_times": "fit_host_times",
+    "predict_process_times": "predict_times"}
 #: What a case in one process says instead of an interval's level.
 ONE_PROCESS_NOTE = ("one process: no interval across runs (its repeats share one process's luck); "
                     "rounds: 2 or more give one")
@@ -51,11 +57,11 @@ def pool_rounds(records: list[CaseRecord]) -> CaseRecord:
         if len(records) > 1 and bad["status"] == Status.FAILED:
             bad["error"] = f"{bad.get('error', '')} (round {records.index(bad) + 1} of {len(records)})"
         return bad
-    pooled: CaseRecord = dict(records[0])  # quality and everything measured once: as the first round saw it
-    for key in ("fit_times", "fit_host_times", "predict_times"):
+    pooled: CaseRecord = records[0].copy()  # quality and everything measured once: as the first round saw it
+    for key in _REPEATS:
         pooled[key] = [t for r in records for t in r.get(key) or []]
-    for key, repeats in PROCESS_SERIES.items():
-        pooled[key] = [statistics.median(r[repeats]) for r in records if r.get(repeats)]
+    for series, repeats in PROCESS_SERIES.items():
+        pooled[series] = [statistics.median(r[repeats]) for r in records if r.get(repeats)]
     metrics = dict(records[0]["metrics"])
     if len(records) > 1:
         for name in _ONCE:
@@ -105,7 +111,7 @@ def process_metrics(pooled: CaseRecord, records: list[CaseRecord]) -> dict[str, 
     return out
 
 
-def _inside_cv(records: list[CaseRecord], key: str) -> float:
+def _inside_cv(records: list[CaseRecord], key: _RepeatsKey) -> float:
     """The coefficient of variation inside the processes: the spread of each repeat over its own
     process's mean (for one process, its repeats' stdev over their mean); between processes
     is `fit_time_rounds_cv`."""

@@ -16,7 +16,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Generator
 
 import numpy as np
 import yaml
@@ -140,9 +140,10 @@ class Suite:
     def _start(self) -> None:
         """The datasets, the fingerprints, the parent run; the implementations skipped everywhere said once."""
         experiment, recorder, cluster, threads = self.experiment, self.recorder, self.options.cluster, self.threads
-        self.prepared = self.options.prepared
-        if self.prepared is None:
-            self.prepared = prepare_datasets(experiment, self.say, self.guard, everywhere=cluster is not None)
+        prepared = self.options.prepared
+        if prepared is None:
+            prepared = prepare_datasets(experiment, self.say, self.guard, everywhere=cluster is not None)
+        self.prepared = prepared
         self.fingerprint = sysinfo.fingerprint()
         self.experiment_fp = resume_keys.experiment_fingerprint(
             experiment, self.fingerprint, threads if cluster is None else experiment.threads)
@@ -255,7 +256,7 @@ class Suite:
             **finish)
 
 
-Outcomes = Iterator[tuple[int, CaseRecord]]
+Outcomes = Generator[tuple[int, CaseRecord], None, None]
 
 
 def _outcomes(cases: list[Case], experiment: Experiment, experiment_fp: str, finished: dict[str, Any],
@@ -351,10 +352,11 @@ def experiment_seed(experiment: Experiment) -> str:
 
 def _spread_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment: Experiment,
                      prepared: dict[str, Path | str], scratch: Path, guard: SignalGuard,
-                     progress: SuiteProgress | None, cluster: Connection | None) -> Outcomes:
+                     progress: SuiteProgress | None, cluster: Connection) -> Outcomes:
     from mlcompare.suite import dask_distribution
 
-    jobs, bases = [], {}
+    jobs: list[dask_distribution.Job] = []
+    bases: dict[int, CaseRecord] = {}
     for number in range(1, experiment.rounds + 1):
         for index, case in todo:
             made = case_spec(case, experiment, experiment.threads, prepared, scratch / f"pred-{index}.npy")

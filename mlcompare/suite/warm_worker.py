@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, cast
 
 from mlcompare.measure import warm_server
 from mlcompare.records import CaseSpec
@@ -80,6 +80,11 @@ class WarmWorker:
     def pid(self) -> int | None:
         return self._proc.pid if self._proc else None
 
+    @property
+    def _server_sock(self) -> socket.socket:
+        """The socket to the server: set from `_start` to `close`, which is whenever it is used."""
+        return cast(socket.socket, self._sock)
+
     def _start(self) -> None:
         self.starts += 1
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -105,7 +110,7 @@ class WarmWorker:
                 self.close(kill=True)
 
     def _hello(self) -> None:
-        warm_server.send(self._sock, {"preload": self.preload, "allowed": list(self.allowed)})
+        warm_server.send(self._server_sock, {"preload": self.preload, "allowed": list(self.allowed)})
 
     def _wait_ready(self) -> bool:
         if self._ready:
@@ -118,9 +123,9 @@ class WarmWorker:
                 self.unusable = f"the warm worker died {self.starts} times; fresh processes from now on"
                 return False
             self._start()
-        self._sock.settimeout(READY_TIMEOUT_S)
+        self._server_sock.settimeout(READY_TIMEOUT_S)
         try:
-            message, _ = warm_server.receive(self._sock)
+            message, _ = warm_server.receive(self._server_sock)
         except (TimeoutError, OSError) as exc:
             message = {"refused": f"no answer: {exc}"}
         except BaseException:  # interrupted while it imports: nothing of a case has started
@@ -142,9 +147,9 @@ class WarmWorker:
             return None
         request = {"spec": str(spec_path), "result": str(result_path), "stderr": str(stderr_path)}
         try:
-            warm_server.send(self._sock, request, [quiet_fd] if quiet_fd is not None else None)
-            self._sock.settimeout(_KILL_WAIT_S)
-            message, _ = warm_server.receive(self._sock)
+            warm_server.send(self._server_sock, request, [quiet_fd] if quiet_fd is not None else None)
+            self._server_sock.settimeout(_KILL_WAIT_S)
+            message, _ = warm_server.receive(self._server_sock)
         except BaseException:  # interrupted mid-request, or the server is gone: its child dies with it
             self._lost()
             raise
@@ -210,7 +215,8 @@ class ForkedCase:
         try:
             message, _ = warm_server.receive(sock)
         except TimeoutError:
-            raise subprocess.TimeoutExpired(f"case process {self.pid}", timeout) from None
+            # raised only under a timeout
+            raise subprocess.TimeoutExpired(f"case process {self.pid}", cast(float, timeout)) from None
         if not message or message.get("ended") != self.pid:
             self.server._lost()
             raise WorkerLost("the warm worker died while the case ran")

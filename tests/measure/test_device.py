@@ -90,9 +90,10 @@ def test_the_memory_meter_reads_before_and_after_the_fit_with_no_thread_beside_i
 
     events = []
     readings = iter([1000 * 2**20, 1500 * 2**20])
-    monkeypatch.setattr(device, "nvml_handle", lambda ordinal=0: "gpu0")
-    monkeypatch.setattr(device, "process_gpu_memory", lambda handle=None: events.append("read") or next(readings))
-    monkeypatch.setattr(device, "synchronize", lambda: events.append("sync"))
+    meter = device.memory  # the module whose functions gpu_memory_meter calls
+    monkeypatch.setattr(meter, "nvml_handle", lambda ordinal=0: "gpu0")
+    monkeypatch.setattr(meter, "process_gpu_memory", lambda handle=None: events.append("read") or next(readings))
+    monkeypatch.setattr(meter, "synchronize", lambda: events.append("sync"))
     with device.gpu_memory_meter("xgboost") as memory:
         events.append(f"fit with {threading.active_count()} threads")
     assert events == ["read", f"fit with {threading.active_count()} threads", "sync", "read"]
@@ -101,10 +102,10 @@ def test_the_memory_meter_reads_before_and_after_the_fit_with_no_thread_beside_i
 
 def test_where_nvml_cannot_see_the_process_the_device_wide_figure_says_so(monkeypatch):
     readings = iter([2000 * 2**20, 2100 * 2**20])
-    monkeypatch.setattr(device, "nvml_handle", lambda ordinal=0: "gpu0")
-    monkeypatch.setattr(device, "process_gpu_memory", lambda handle=None: None)
-    monkeypatch.setattr(device, "device_gpu_memory", lambda handle=None: next(readings))
-    monkeypatch.setattr(device, "synchronize", lambda: None)
+    monkeypatch.setattr(device.memory, "nvml_handle", lambda ordinal=0: "gpu0")
+    monkeypatch.setattr(device.memory, "process_gpu_memory", lambda handle=None: None)
+    monkeypatch.setattr(device.memory, "device_gpu_memory", lambda handle=None: next(readings))
+    monkeypatch.setattr(device.memory, "synchronize", lambda: None)
     with device.gpu_memory_meter("xgboost") as memory:
         pass
     assert memory.method == "nvml_device_held" and memory.peak_mb == 100.0
@@ -118,10 +119,11 @@ def test_the_harness_kernels_are_warmed_for_every_dtype_and_layout(monkeypatch):
     import numpy as np
 
     seen = []
-    monkeypatch.setattr(device, "to_device", lambda a, order="C": seen.append(("in", a.dtype.name, order)) or
+    arrays = device.arrays  # the module whose functions warm_harness_kernels calls
+    monkeypatch.setattr(arrays, "to_device", lambda a, order="C": seen.append(("in", a.dtype.name, order)) or
                         np.array(a, order=order))
-    monkeypatch.setattr(device, "in_layout", lambda a, order: seen.append(("layout", a.dtype.name, order)) or a)
-    monkeypatch.setattr(device, "to_host", lambda a: seen.append(("back", a.dtype.name)) or a)
+    monkeypatch.setattr(arrays, "in_layout", lambda a, order: seen.append(("layout", a.dtype.name, order)) or a)
+    monkeypatch.setattr(arrays, "to_host", lambda a: seen.append(("back", a.dtype.name)) or a)
     device.warm_harness_kernels()
     for dtype in ("float32", "float64", "int64"):
         for order in ("C", "F"):

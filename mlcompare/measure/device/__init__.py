@@ -15,7 +15,7 @@ One module per concern; callers use the names below (`device.to_device(...)`):
 | module | holds |
 |---|---|
 | `probe` | what this machine has: CUDA devices, driver versions, whether a GPU library imports |
-| `nvml` | NVML: the GPU's properties, state and energy counter |
+| `nvml_reads` | NVML: the GPU's properties, state and energy counter |
 | `context` | this process's device: the reader, `init_device`, the memory pool |
 | `sync` | `synchronize`, the end of every device timer |
 | `arrays` | data on the device: copies, layouts, cuDF reads |
@@ -59,7 +59,7 @@ from mlcompare.measure.device.memory import (
     gpu_memory_used,
     process_gpu_memory,
 )
-from mlcompare.measure.device.nvml import (
+from mlcompare.measure.device.nvml_reads import (
     NvmlUnavailable,
     gpu_energy_mj,
     gpu_properties,

@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from mlcompare.measure.device.nvml import nvml, nvml_handle
+from mlcompare.measure.device.nvml_reads import nvml, nvml_handle
 from mlcompare.measure.device.sync import synchronize
 
 

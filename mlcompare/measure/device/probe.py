@@ -102,8 +102,8 @@ def skip_reason(library: str, device: str) -> str | None:
     root = library.split(".", 1)[0]
     if not library_installed(library):
         reasons.append(f"{root} not installed")
-    elif root in PROBED_IMPORTS and import_problem(root):
-        reasons.append(import_problem(root))
+    elif root in PROBED_IMPORTS and (problem := import_problem(root)):
+        reasons.append(problem)
     if device == "gpu":
         if not library_installed("cupy"):
             reasons.append("cupy not installed")

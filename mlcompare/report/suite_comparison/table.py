@@ -207,10 +207,10 @@ def _row(a: StoredRun, b: StoredRun, confidence: float, tolerance: float | None)
         row.update({f"{name}_{k}": v for k, v in timing(
             a.metrics.get(metric), b.metrics.get(metric), a.history.get(history, []),
             b.history.get(history, []), confidence).items()} if both else {})
-    metric = results.main_metric(a.params.get("pairing", ""), a.tags, a.metrics)
-    row["main_metric"] = metric
-    if both and metric and metric in a.metrics and metric in b.metrics:
-        row.update(quality(metric, a.metrics[metric], b.metrics[metric], tolerance))
+    main = results.main_metric(a.params.get("pairing", ""), a.tags, a.metrics)
+    row["main_metric"] = main
+    if both and main and main in a.metrics and main in b.metrics:
+        row.update(quality(main, a.metrics[main], b.metrics[main], tolerance))
     return row
 
 
