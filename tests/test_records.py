@@ -67,3 +67,13 @@ def test_a_quality_metric_is_declared_by_the_registry_that_scores_it():
     assert records.undeclared("case", metrics=["accuracy", "roc_auc", "adjusted_rand"]) == []
     assert set(quality.METRICS) <= records.QUALITY_METRICS
     assert records.undeclared("suite", metrics=["accuracy"]) == ["metric accuracy"]
+
+
+def test_what_the_reader_and_the_report_read_is_declared():
+    """The other side of the contract: every name the store is read back by is one the writer may log."""
+    from mlcompare.report import results
+    from mlcompare.tracking import reader
+
+    assert records.undeclared("case", params=[*results.TEXT_PARAMS, *results.INT_PARAMS],
+                              metrics=[*results.CASE_METRICS, *reader.HISTORIES]) == []
+    assert set(reader.HISTORIES) <= set(records.CASE_HISTORIES)
