@@ -297,7 +297,7 @@ def _outputs(output: str, model: Any, data: dict[str, Any], needed: set[str], on
 
 
 def _spent(repeated: timing.Repeated) -> float:
-    """Every second the repeated calls took, the loop's calibration call included."""
+    """Every second the repeated calls took, the loop's calibration calls included."""
     return sum(repeated.times) * repeated.loops + repeated.calibration_s
 
 

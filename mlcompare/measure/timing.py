@@ -29,6 +29,9 @@ SHORT_CALL_S = 0.005
 LOOP_VALUE_S = 0.05
 #: A loop never has more calls than this.
 MAX_LOOPS = 1000
+#: A first call between SHORT_CALL_S and this may be one slow call of a fast function (a page
+#: fault, a timer interrupt, the process's first warm call): up to two more calls decide.
+RECHECK_BELOW_S = 0.05
 
 
 def timed(fn: Callable[[], Any], on_gpu: bool) -> tuple[Any, float]:
@@ -54,7 +57,7 @@ class Repeated:
     result: Any
     times: list[float]
     loops: int = 1
-    calibration_s: float = 0.0  # the call that chose `loops`, left out of the values (0: none left out)
+    calibration_s: float = 0.0  # the calls that chose `loops` and are left out of the values
 
     @property
     def calls(self) -> int:
@@ -91,18 +94,26 @@ def repeat(fn: Callable[[], Any], on_gpu: bool, repeats: int, min_time_s: float 
 
     A value is one call's seconds, or, where a call is shorter than SHORT_CALL_S, the mean
     of a loop of calls (`loops_for`). Unless `loops` is given (to time the same way as
-    elsewhere), the first call is timed alone and decides: long enough, it is the first
-    value; too short, it only chose the loop's length and is left out of the values.
+    elsewhere), the first calls are timed alone and decide: the first, and, when it is under
+    RECHECK_BELOW_S without being short, up to two more, so that one slow call of a fast
+    function does not have it timed alone. The fastest of them decides: long enough, the
+    first call is the first value (the others are left out, so a process gives `repeats`
+    values as asked); too short, they only chose the loop's length and are all left out.
     """
     times: list[float] = []
     result, calibration = None, 0.0
     if loops is None:
         result, first = timed(fn, on_gpu)
-        loops = loops_for(first)
+        probes = [first]
+        while SHORT_CALL_S <= min(probes) < RECHECK_BELOW_S and len(probes) < 3:
+            result, seconds = timed(fn, on_gpu)
+            probes.append(seconds)
+        loops = loops_for(min(probes))
         if loops == 1:
             times.append(first)
+            calibration = sum(probes[1:])
         else:
-            calibration = first
+            calibration = sum(probes)
     while len(times) < repeats or (sum(times) * loops < min_time_s and len(times) < MAX_REPEATS):
         result, seconds = timed_loop(fn, on_gpu, loops)
         times.append(seconds)

@@ -33,6 +33,9 @@ _ONCE = ("fit_cold_time_s", "predict_cold_time_s", "transfer_time_s", "load_time
 #: Metrics where the worst round counts.
 _WORST = ("fit_peak_host_memory_mb", "fit_peak_gpu_memory_mb", "peak_host_memory_mb",
           "load_avg_1m_at_start", "cpu_steal_pct_at_start", "cpu_others_cores_during_timed")
+#: Calls per value (`timing.repeat`'s loops): the fewest any process used, so that a case
+#: one of whose processes timed its calls alone never says it was timed in loops.
+_LEAST = ("fit_loops", "predict_loops")
 #: Above this many CPUs' worth of time taken by other processes during a case's timed calls
 #: (on average), the case is flagged noisy: something else ran beside it.
 NOISY_OTHERS_CORES = 0.25
@@ -72,6 +75,10 @@ def pool_rounds(records: list[CaseRecord]) -> CaseRecord:
             values = [r["metrics"][name] for r in records if name in r["metrics"]]
             if values:
                 metrics[name] = max(values)
+        for name in _LEAST:
+            values = [r["metrics"][name] for r in records if name in r["metrics"]]
+            if values:
+                metrics[name] = min(values)
     pooled["end_to_end_process_times"] = [_end_to_end(r) for r in records]
     metrics |= process_metrics(pooled, records)
     if len(records) > 1 and all(r.get("latency_calls") for r in records):  # every round's calls, pooled

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.linear_model import LinearRegression
 
-from mlcompare.measure.timing import SHORT_CALL_S
+from mlcompare.measure.timing import RECHECK_BELOW_S
 
 
 def _faults_dir() -> Path:
@@ -112,7 +112,8 @@ class Probe(LinearRegression):
 class CountsFits(LinearRegression):
     """Appends "LABEL PID ROWS" per fit to `fits` in $MLCOMPARE_FAULTS_DIR: which fits ran, in which process, on
     how many rows.
-    Each fit lasts at least timing.SHORT_CALL_S, so that every fit is timed alone (never in a loop)."""
+    Each fit lasts at least timing.RECHECK_BELOW_S, so that every fit is timed alone (never in a loop) and
+    each warm fit is one value (no fit rechecked)."""
 
     def __init__(self, label="", fit_intercept=True, copy_X=True, n_jobs=None, positive=False):
         super().__init__(fit_intercept=fit_intercept, copy_X=copy_X, n_jobs=n_jobs, positive=positive)
@@ -121,7 +122,7 @@ class CountsFits(LinearRegression):
     def fit(self, X, y):
         with open(_faults_dir() / "fits", "a") as f:
             f.write(f"{self.label} {os.getpid()} {len(X)}\n")
-        time.sleep(SHORT_CALL_S)
+        time.sleep(RECHECK_BELOW_S)
         return super().fit(X, y)
 
 

@@ -26,16 +26,16 @@ SEEN: list[tuple[str, np.ndarray]] = []
 
 class RecordingRegression(LinearRegression):
     """scikit-learn's LinearRegression, keeping every X it is given; each call lasts at least
-    timing.SHORT_CALL_S, so that every call is timed alone (not in a loop) and counted here."""
+    timing.RECHECK_BELOW_S, so that every call is timed alone (not in a loop, none rechecked) and counted here."""
 
     def fit(self, X, y):
         SEEN.append(("fit", X))
-        time.sleep(timing.SHORT_CALL_S)
+        time.sleep(timing.RECHECK_BELOW_S)
         return super().fit(X, y)
 
     def predict(self, X):
         SEEN.append(("predict", X))
-        time.sleep(timing.SHORT_CALL_S)
+        time.sleep(timing.RECHECK_BELOW_S)
         return super().predict(X)
 
 

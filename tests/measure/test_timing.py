@@ -43,8 +43,21 @@ def test_a_call_shorter_than_the_clock_holds_is_timed_in_a_calibrated_loop():
 
 def test_a_long_enough_first_call_is_kept_as_the_first_value():
     calls = []
-    found = repeat(lambda: (calls.append(1), time.sleep(0.006)), False, repeats=2)
+    found = repeat(lambda: (calls.append(1), time.sleep(0.06)), False, repeats=2)
     assert found.loops == 1 and len(calls) == 2 and found.calibration_s == 0.0
+
+
+def test_one_slow_first_call_of_a_fast_function_does_not_have_it_timed_alone():
+    """Seen on a real run: a 0.9 ms fit whose process's first warm call took 6.7 ms was timed
+    alone. A first call under RECHECK_BELOW_S is checked against two more; the fastest decides."""
+    from mlcompare.measure.timing import SHORT_CALL_S
+
+    pauses = iter([0.008] + [0.0005] * 10_000)
+    found = repeat(lambda: time.sleep(next(pauses)), False, repeats=1)
+    assert found.loops > 1 and found.calibration_s >= 0.008  # the probes chose the loop, left out of the values
+    assert all(value < SHORT_CALL_S for value in found.times)
+    steady = repeat(lambda: time.sleep(0.008), False, repeats=1)  # really 8 ms: timed alone, the first a value
+    assert steady.loops == 1 and len(steady.times) == 1 and steady.calibration_s >= 0.016
 
 
 def test_a_failing_call_turns_the_collector_back_on():

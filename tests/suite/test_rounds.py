@@ -37,6 +37,15 @@ def test_rounds_pool_their_repeats_and_keep_the_worst_memory():
     assert pooled["model_time_s"] == 2.0
 
 
+def test_a_case_says_it_was_timed_in_loops_only_when_every_process_was():
+    """Seen on a real run: one process of a sub-millisecond fit timed it alone; the run said nothing."""
+    looped, alone = _round([0.001, 0.001], 0.002, 30.0), _round([0.0066], 0.002, 30.0)
+    looped["metrics"] |= {"fit_loops": 50, "predict_loops": 20}
+    alone["metrics"] |= {"fit_loops": 1, "predict_loops": 20}
+    m = pool_rounds([looped, alone, looped])["metrics"]
+    assert (m["fit_loops"], m["predict_loops"]) == (1, 20)
+
+
 def test_one_process_has_a_range_and_no_level():
     """Three repeats in one process are not three draws of the next run: no interval is logged,
     and the record says why."""
