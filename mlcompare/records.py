@@ -279,9 +279,10 @@ SUITE_NAMES = {
 CHECK_NAMES_ENV = "MLCOMPARE_CHECK_NAMES"
 
 
-#: The quality metrics a case run may log: `pairings.quality`'s registry declares each of its
-#: metrics here as it registers it (built-in ones, and a plugin's own).
-QUALITY_METRICS: set[str] = set()
+#: The quality metrics a case run may log: the built-in ones of `pairings.quality`'s registry
+#: (a test holds the two lists equal), and a plugin's own, added as the registry registers them.
+QUALITY_METRICS: set[str] = {"accuracy", "roc_auc", "log_loss", "r2", "rmse", "adjusted_rand", "inertia",
+                             "explained_variance_ratio", "reconstruction_error", "trustworthiness"}
 
 
 def undeclared(run: str, params: Any = (), metrics: Any = (), tags: Any = ()) -> list[str]:

@@ -97,8 +97,6 @@ METRICS: dict[str, Metric] = {
     "trustworthiness": Metric(_trustworthiness, True, frozenset({"embedding"}), 0.02, tasks=("embedding",)),
 }
 
-QUALITY_METRICS.update(METRICS)  # the wire contract's names (`mlcompare.records`)
-
 #: Which quality metrics each task can report (the first is the default main metric), from the registry.
 TASK_METRICS: dict[str, tuple[str, ...]] = {
     task: tuple(name for name, metric in METRICS.items() if task in metric.tasks) for task in TASKS}

@@ -10,7 +10,7 @@ CASE = {"pairing": "random_forest", "implementation": "sklearn", "library": "skl
 TAGS = {"mlcompare.kind": "case", "case_status": "ok", "main_metric": "accuracy", "baseline": "sklearn"}
 
 
-def _suite(name: str, processes: list[float]) -> str:
+def _suite(name: str, processes: list[float], quality: dict[str, float] | None = None) -> str:
     """A suite of one case whose processes took these seconds, written by our own recorder."""
     from statistics import median
 
@@ -18,7 +18,8 @@ def _suite(name: str, processes: list[float]) -> str:
 
     recorder = Recorder("gates")
     parent = recorder.start_suite(f"suite · {name}", {"suite_name": name}, {"mlcompare.kind": "suite"})
-    recorder.log_case("random_forest · sklearn", "FINISHED", CASE, {"fit_time_s": median(processes), "accuracy": 0.9},
+    scores = {"accuracy": 0.9} if quality is None else quality
+    recorder.log_case("random_forest · sklearn", "FINISHED", CASE, {"fit_time_s": median(processes), **scores},
                       TAGS, history={"fit_time_process_s": processes, "fit_time_repeat_s": processes})
     recorder.finish_suite("FINISHED", {}, {}, {})
     return parent
@@ -45,3 +46,19 @@ def test_a_gate_decides_over_the_processes(workdir):
     assert code == 1 and "1 case(s) of B significantly more than 1.1× slower" in err
     assert main_here("compare", a, same, "--fail-slower", "1.1")[0] == 0
     assert main_here("compare", a, slow, "--fail-slower", "1.7")[0] == 0  # 1.6× is not beyond 1.7×
+
+
+def test_the_quality_gate_names_a_case_whose_main_metric_is_missing(workdir):
+    """A case that ran in both suites without its main metric on one side: --fail-quality cannot
+    judge it, and says so instead of passing."""
+    processes = [1.0, 1.05, 0.97, 1.02, 0.99, 1.01]
+    a, b = _suite("quality", processes), _suite("quality", processes, quality={})
+    code, _, err = main_here("compare", a, b, "--fail-quality", "0.01")
+    last = err.strip().splitlines()[-1]
+    assert code == 2 and last.startswith("mlcompare: error: --fail-quality: cannot decide 1 case(s): "
+                                         "random_forest · sklearn · classification 2.5k×20"), err
+    code, _, err = main_here("compare", a, b, "--fail-quality", "0.01", "--undecided", "warn")
+    assert code == 0 and "mlcompare: warning: --fail-quality: cannot decide 1 case(s)" in err
+    worse = _suite("quality", processes, quality={"accuracy": 0.8})
+    code, _, err = main_here("compare", a, worse, "--fail-quality", "0.01")
+    assert code == 1, err
