@@ -98,7 +98,7 @@ class Experiment:
     predict_batch_sizes: list[int] = field(default_factory=list)  # predict latency by batch: rows per call
     predict_latency_budget_s: float = 1.0  # seconds of timed calls per batch size (at least MIN_CALLS)
     thread_sweep: tuple[int, ...] = ()  # `threads: [1, 2, 4]`: each CPU implementation at each count
-    equal_quality: bool = False  # some pairing climbs its budget's ladder (speed-ups at equal quality)
+    equal_quality: bool = False  # asked for, or some pairing climbs its budget's ladder (speed-ups at equal quality)
 
     def __post_init__(self) -> None:
         # `pairings` is the source of truth (code may replace it): keep a selection (its
@@ -217,7 +217,7 @@ def load_experiment(path: str | Path, repeats: int | None = None,
                             predict_batch_sizes=list(model.predict_batch_sizes or []),
                             predict_latency_budget_s=model.predict_latency_budget_s,
                             thread_sweep=thread_sweep,
-                            equal_quality=any(sel.ladder for sel in selections))
+                            equal_quality=model.equal_quality or any(sel.ladder for sel in selections))
     if not experiment.cases():
         raise InputError(source, "implementations", "selects no case to run")
     _check_batch_sizes(experiment)

@@ -77,6 +77,42 @@ def test_one_that_never_reaches_the_baseline_gets_the_sentence_not_a_number(pace
            "the ladder (best r2 " in note and "at n_estimators=200)" in note
 
 
+def test_quality_at_equal_time_is_read_off_the_curve_at_the_baseline_s_time(paced):
+    """Twice as slow per unit: in the baseline's time (budget 100 at 1 ms a unit) it fits budget 50,
+    so its quality at equal time is its own logged R² at budget 50, not at 25 nor at 100. One as
+    fast but capped: its R² at the baseline's own budget."""
+    _, parent, children = paced
+    r2 = {(r.data.params["implementation"], float(r.data.params["equal_quality.value"])): r.data.metrics["r2"]
+          for r in children if r.data.params["implementation"] != "base"}
+    at_equal_time = _metric(parent, "quality_at_equal_time", "paced.twice_as_slow")
+    assert at_equal_time == pytest.approx(r2["twice_as_slow", 50], abs=0.01), (at_equal_time, r2)
+    assert abs(r2["twice_as_slow", 25] - r2["twice_as_slow", 50]) > 0.05  # the budget it is read at matters
+    capped = _metric(parent, "quality_at_equal_time", "paced.never_as_good")
+    assert capped == pytest.approx(r2["never_as_good", 100], abs=0.01), (capped, r2)
+
+
+def test_an_exact_solver_says_equal_parameters_are_equal_quality(workdir):
+    """Linear regression has no budget: the description says why it has no curve, and no case
+    runs along a ladder."""
+    write(workdir / "exact.yaml", """\
+        name: exact-eq
+        equal_quality: true
+        rounds: 1
+        datasets: [{generator: regression, n_samples: 500, n_features: 4}]
+        pairings: [linear_regression]
+        implementations: [sklearn]
+        """)
+    result = run_cli("run", "exact.yaml", "--quiet", cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    runs = store_runs("exact-eq")
+    parent = next(r for r in runs if "mlflow.parentRunId" not in r.data.tags)
+    cases = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
+    assert len(cases) == 1 and "equal_quality.value" not in cases[0].data.params
+    exact = cases[0].data.params["equal_quality.exact"]
+    assert exact and f"- at equal quality, linear_regression: {exact}" in parent.data.tags["mlflow.note.content"]
+    assert not any(name.startswith("speedup_equal_quality.") for name in parent.data.metrics)
+
+
 def test_the_table_keeps_the_equal_parameter_columns_and_adds_the_equal_quality_one(paced):
     from mlflow.tracking import MlflowClient
 
