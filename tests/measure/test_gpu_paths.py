@@ -120,6 +120,21 @@ def test_a_gpu_case_initialises_first_times_the_copy_it_trains_on_and_syncs_in_e
     assert record["gpu_clock_reasons"] == "start: none; end: none"
 
 
+def test_the_memory_set_up_by_init_device_is_on_the_case(tmp_path, recorded, monkeypatch):
+    """`rmm_pool` on the case is what `init_device` set up (read after it, never before): a stand-in
+    of our own memory_setup answers by whether the stand-in init_device has run."""
+    events, _ = recorded
+
+    def memory_setup():
+        events.append(("memory_setup",))
+        return {"rmm_pool": "pool (set up by init_device)" if ("init", "pyarrow") in events else "not set up"}
+
+    monkeypatch.setattr(device, "memory_setup", memory_setup)
+    record = run_case(_spec(tmp_path, "gpu", "C"))
+    assert record["rmm_pool"] == "pool (set up by init_device)"
+    assert events.index(("init", "pyarrow")) < events.index(("memory_setup",))
+
+
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_a_cpu_case_gets_the_requested_layout_without_touching_the_device(tmp_path, recorded, order):
     events, moved = recorded
