@@ -53,9 +53,9 @@ def test_a_store_locked_longer_than_sqlites_timeout_is_waited_for(workdir):
 
     thread = threading.Thread(target=release_later)
     thread.start()
-    parent = recorder.start_suite("suite · locked", params={"a": 1}, tags={})
+    parent = recorder.start_suite("suite · locked", params={"suite_name": "locked"}, tags={})
     written = time.monotonic()
-    recorder.log_case("case", "FINISHED", params={"b": 2}, metrics={"m": 1.0}, tags={})
+    recorder.log_case("case", "FINISHED", params={"pairing": "kmeans"}, metrics={"fit_time_s": 1.0}, tags={})
     recorder.finish_suite("FINISHED", metrics={}, tags={}, files={"note.txt": "x"})
     thread.join()
     holder.close()
