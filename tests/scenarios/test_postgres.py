@@ -13,7 +13,7 @@ import urllib.request
 from contextlib import ExitStack
 
 import pytest
-from conftest import faults_experiment, start_cli, store_runs, write
+from conftest import cli_env, faults_experiment, start_cli, store_runs, write
 from mlflow.tracking import MlflowClient
 from postgres_server import Unavailable, free_port, postgres
 
@@ -98,3 +98,26 @@ def test_suites_write_to_a_tracking_server_backed_by_postgresql(tracking_server,
     with open(stderr) as f:
         assert "Segmentation fault" in f.read()
     assert not [r for r in runs if r.info.status == "RUNNING"]
+
+
+RECORDER_AT = """\
+import sys, time
+from mlcompare.tracking.writer import Recorder
+while time.time() < float(sys.argv[2]):
+    pass
+Recorder(sys.argv[1])
+"""
+
+
+def test_suites_opening_one_new_experiment_at_the_same_moment_all_start(tracking_server, workdir):
+    """Three recorders made at one instant for a new experiment: each tags it as model training,
+    and PostgreSQL's unique key refuses all but the first insert of the tag (seen in CI: one
+    suite of three died at start). Every one must start, on many tries."""
+    env = cli_env() | {"MLFLOW_TRACKING_URI": tracking_server}
+    failures = []
+    for attempt in range(15):
+        at = time.time() + 2.5  # after the three have imported MLflow
+        procs = [subprocess.Popen([sys.executable, "-c", RECORDER_AT, f"at-once-{attempt}", str(at)], env=env,
+                                  stderr=subprocess.PIPE, text=True, cwd=workdir) for _ in range(3)]
+        failures += [err[-1500:] for p in procs for _, err in [p.communicate(timeout=120)] if p.returncode]
+    assert not failures, failures[0]
