@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import http.server
 import io
 import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -186,6 +190,17 @@ def store_runs(experiment_name: str, tracking_uri: str | None = None) -> list:
                               order_by=["attributes.start_time ASC"])
 
 
+def no_runs(workdir: Path) -> bool:
+    """No run in the working directory's SQLite store (read without creating the store)."""
+    import sqlite3
+
+    db = workdir / "mlflow.db"
+    if not db.exists():
+        return True
+    with sqlite3.connect(db) as conn:
+        return conn.execute("select count(*) from runs").fetchone()[0] == 0
+
+
 def by_implementation(runs: list) -> dict:
     """Child runs keyed by (implementation, n_samples)."""
     return {(r.data.params["implementation"], int(r.data.params["n_samples"])): r
@@ -209,3 +224,21 @@ def wait_for_file(path: Path, proc: subprocess.Popen, timeout: float = 120) -> N
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, f"{path} never appeared"
         time.sleep(0.05)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def serving_folder(folder: Path) -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1 serving `folder`: its base URL."""
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=folder))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -12,12 +12,13 @@ from __future__ import annotations
 import os
 import string
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, cast
 
 from pydantic import Field, ValidationInfo, field_validator
 
 from mlcompare.config import fields
 from mlcompare.config.yamlfile import load_yaml_mapping
+from mlcompare.data.paths import file_name_problem, member_problem
 from mlcompare.data.tables import FORMATS, SKLEARN_LOADERS, TASKS, TableSource
 from mlcompare.errors import InputError
 
@@ -141,14 +142,25 @@ def _sha256(value: Any) -> str:
     return value
 
 
+def _name_checked_by(problem_of: Callable[[str], str | None]) -> Callable[[Any], str]:
+    """A validator of a name that becomes a path (`mlcompare.data.paths`): refused with its problem."""
+    def check(value: Any) -> str:
+        name = fields.non_empty_str(value)
+        problem = problem_of(name)
+        if problem:
+            fields.fail(problem)
+        return name
+    return check
+
+
 class CardSource(fields.Strict):
     """Where a card's bytes come from: a download, or a loader bundled with scikit-learn."""
 
     url: fields.checked(str, _http_url, format="uri") = fields.optional("the file to download (http or https)")
     sha256: fields.nullable(fields.checked(str, _sha256, pattern="^[0-9a-fA-F]{64}$")) = fields.optional(
         "the download's published sha256 (null: unpublished, pin it with `mlcompare datasets fetch --pin`)")
-    filename: fields.nullable(fields.NonEmptyStr) = fields.optional(
-        "the cached file's name (default: the URL's last part)")
+    filename: fields.nullable(fields.checked(str, _name_checked_by(file_name_problem), minLength=1)) = fields.optional(
+        "the cached file's name, a plain file name inside the cache (default: the URL's last part)")
     sklearn: fields.Choice(*SKLEARN_LOADERS) = fields.optional("a dataset bundled with scikit-learn")
     retries: fields.Int(0) = Field(2, description="download attempts after the first")
 
@@ -156,6 +168,20 @@ class CardSource(fields.Strict):
     def check_keys_together(cls, data: dict) -> None:
         if ("url" in data) == ("sklearn" in data):
             fields.fail("needs exactly one of url (a download) or sklearn (a bundled loader)")
+        if isinstance(data.get("url"), str) and not data.get("filename"):
+            name = url_file_name(data["url"])
+            if file_name_problem(name):
+                fields.fail(f"its last part {name!r} is not a plain file name inside the cache: set source.filename",
+                            ".url")
+
+    def file_name(self) -> str | None:
+        """The download's name in the cache: `filename`, else the URL's last part."""
+        return self.filename or (url_file_name(self.url) if self.url else None)
+
+
+def url_file_name(url: str) -> str:
+    """A URL's last part, the cached file's name when a card gives none."""
+    return url.rstrip("/").rsplit("/", 1)[-1]
 
 
 class CardFormat(fields.Strict):
@@ -166,7 +192,8 @@ class CardFormat(fields.Strict):
                                           "false for libsvm)")
     columns: fields.checked(list[str] | str, lambda v: fields.names(v) if v else []) = Field(
         default_factory=list, description="column names, for a file without a header")
-    member: fields.nullable(fields.NonEmptyStr) = fields.optional("the file inside a .zip or .tar archive")
+    member: fields.nullable(fields.checked(str, _name_checked_by(member_problem), minLength=1)) = fields.optional(
+        "the file inside a .zip or .tar archive (a relative path; read from the archive, never extracted)")
 
 
 def _tasks(value: Any) -> list[str]:
@@ -204,7 +231,7 @@ class Card(fields.Strict):
         return TableSource(
             name=self.name, source=source, tasks=tasks, target=str(self.target), url=src.url,
             sha256=src.sha256 or None, sklearn=src.sklearn, retries=src.retries,
-            filename=src.filename or (src.url.rstrip("/").rsplit("/", 1)[-1] if src.url else None),
+            filename=src.file_name(),
             fmt=fmt.type, header=fmt.type != "libsvm" if fmt.header is None else fmt.header,
             columns=tuple(fmt.columns), member=fmt.member, categorical=tuple(str(c) for c in self.categorical),
             drop=tuple(str(c) for c in self.drop), target_above=self.target_above, nan=self.nan, rows=self.rows,

@@ -16,7 +16,7 @@ from typing import Any
 from mlcompare.config.pairing import Implementation, Pairing
 from mlcompare.errors import InputError
 from mlcompare.pairings.cluster_params import CLUSTER_PARAMS, check_cluster_params
-from mlcompare.pairings.imports import accepted_params
+from mlcompare.pairings.imports import accepted_params, estimator_problem
 from mlcompare.pairings.libraries import library_installed
 
 
@@ -36,15 +36,16 @@ def estimator_class(path: str) -> type | None:
     except ModuleNotFoundError as exc:
         missing = exc.name or ""
         if missing and (missing == module_name or module_name.startswith(missing + ".")):
-            raise NotImportable(f"cannot be imported: there is no module {missing!r}") from None
+            raise NotImportable(f"{path!r} cannot be imported: there is no module {missing!r}") from None
         return None  # a dependency of the library is missing: the case fails and says so
     except Exception:  # noqa: BLE001 - the library cannot load here (e.g. no CUDA runtime)
         return None
     cls = getattr(module, class_name, None)
     if cls is None:
-        raise NotImportable(f"cannot be imported: module {module_name!r} has no {class_name!r}")
-    if not isinstance(cls, type):
-        raise NotImportable(f"{path!r} is not a class")
+        raise NotImportable(f"{path!r} cannot be imported: module {module_name!r} has no {class_name!r}")
+    problem = estimator_problem(path, cls)
+    if problem:
+        raise NotImportable(problem)
     return cls
 
 
@@ -64,8 +65,7 @@ def check_implementation(pairing: Pairing, impl: Implementation, params: dict[st
     try:
         cls = estimator_class(impl.estimator)
     except NotImportable as exc:
-        raise InputError(pairing.source, pairing.field(f"implementations.{impl.name}.estimator"),
-                         f"{impl.estimator!r} {exc}") from None
+        raise InputError(pairing.source, pairing.field(f"implementations.{impl.name}.estimator"), str(exc)) from None
     if cls is None:
         return
     accepted = accepted_params(cls) | set(impl.passthrough)

@@ -21,9 +21,12 @@ from typing import Any
 from mlcompare.config import fields
 from mlcompare.config.cards import FileEntry, load_cards
 from mlcompare.config.experiment_schema import (
+    DEFAULT_MIN_ROUNDS,
+    DEFAULT_PRECISION,
     DEFAULT_ROUNDS,
     CardEntry,
     ExperimentModel,
+    Precision,
     Repeats,
     Rounds,
     SyntheticEntry,
@@ -40,8 +43,8 @@ from mlcompare.config.selection import (
 )
 from mlcompare.config.yamlfile import load_yaml_mapping
 from mlcompare.data.cache import DatasetSpec
-from mlcompare.errors import InputError
-from mlcompare.pairings.imports import allowed_modules, is_module_name
+from mlcompare.errors import InputError, InputErrors, raise_all
+from mlcompare.pairings.imports import allowed_modules, grant_hint, is_module_name, ungranted
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,9 @@ class Experiment:
     selections: list[Selection] = field(default_factory=list)
     allowed_modules: tuple[str, ...] = ()  # module prefixes estimators may be imported from
     dataset_entries: list[int] = field(default_factory=list)  # per dataset: its entry in the file's `datasets`
-    rounds: int = DEFAULT_ROUNDS  # fresh processes per case, spread over the suite: the unit of every interval
+    rounds: int = DEFAULT_ROUNDS  # the most processes per case, spread over the suite: the unit of every interval
+    min_rounds: int = DEFAULT_MIN_ROUNDS  # the fewest (capped at rounds), before a case may stop
+    precision: float = DEFAULT_PRECISION  # stop once the fit interval's half-width is this share of the median
     cost_per_hour: dict[str, float] = field(default_factory=dict)  # device -> USD per hour of its machine
     predict_batch_sizes: list[int] = field(default_factory=list)  # predict latency by batch: rows per call
     predict_latency_budget_s: float = 1.0  # seconds of timed calls per batch size (at least MIN_CALLS)
@@ -142,27 +147,36 @@ def load_experiment(path: str | Path, repeats: int | None = None,
                     catalog: dict[str, Pairing] | None = None,
                     timeout_s: float | None = None,
                     pairing_paths: list[str] | None = None,
-                    allow_modules: list[str] | None = None, rounds: int | None = None) -> Experiment:
+                    allow_modules: list[str] | None = None, rounds: int | None = None,
+                    precision: float | None = None) -> Experiment:
     """Read and validate an experiment file; CLI overrides are validated the same way.
 
     `pairing_paths` (`--pairings`) add pairing files to the catalog and to the selection;
     `allow_modules` (`--allow-module`) extend the import allow-list; `rounds` (`--rounds`)
-    overrides the file's.
+    and `precision` (`--precision`) override the file's.
     """
     path = Path(path)
     source = str(path)
     data = load_yaml_mapping(path, source)
-    # The file's modules as far as they are names: a wrong one is the model's first error.
-    listed_modules = data.get("allowed_modules")
-    file_modules = [m for m in listed_modules if is_module_name(m)] if isinstance(listed_modules, list) else []
-    allowed = allowed_modules([*file_modules, *(allow_modules or [])])
+    # The modules the person running granted; a file's `allowed_modules:` only says what it needs.
+    allowed = allowed_modules(allow_modules or [])
     cards = functools.cache(load_cards)
-    model = fields.validate(ExperimentModel, data, source, context={"allowed": allowed, "cards": cards})
+    mistakes = _ungranted_modules(data, source, allowed)
+    try:
+        model = fields.validate(ExperimentModel, data, source, context={"allowed": allowed, "cards": cards})
+    except InputError as exc:
+        mistakes += exc.errors if isinstance(exc, InputErrors) else [exc]
+        model = None
     added: list[str] = []
     if catalog is None:
         catalog, added = build_catalog(allowed, pairing_paths or [])
     else:
         catalog = dict(catalog)
+    # Names the catalog does not know are mistakes of the same pass as the schema's: every one at once.
+    mistakes += [m for m in _unknown_names(data, source, catalog, implementations)
+                 if all(str(m) != str(other) for other in mistakes)]
+    raise_all(mistakes)
+    assert model is not None  # the schema's errors were raised above
 
     numbered = [(i, spec) for i, (entry, raw) in enumerate(zip(model.datasets, data["datasets"]))
                 for spec in _dataset_specs(entry, raw, model, source, cards)]
@@ -198,21 +212,22 @@ def load_experiment(path: str | Path, repeats: int | None = None,
         impl_source, impl_field, impl_names = "--implementations", "", implementations
     if impl_names is not None:
         known = {n for p in pairings for impl in p.implementations.values() for n in (impl.name, impl.library)}
-        for i, iname in enumerate(impl_names):
-            if iname not in known:
-                raise InputError(impl_source, f"{impl_field}[{i}]" if impl_field else None,
-                                 f"{iname!r} matches no implementation of the selected pairings "
-                                 f"(known: {', '.join(sorted(known))})")
+        raise_all([InputError(impl_source, f"{impl_field}[{i}]" if impl_field else None,
+                              f"{iname!r} matches no implementation of the selected pairings "
+                              f"(known: {', '.join(sorted(known))})")
+                   for i, iname in enumerate(impl_names) if iname not in known])
 
     threads, thread_sweep = _threads(model, source)
     file_repeats = model.repeats if repeats is None else fields.validate(Repeats, repeats, "--repeats")
     timeout_s = model.timeout_s if timeout_s is None else fields.validate(Timeout, timeout_s, "--timeout")
     rounds = model.rounds if rounds is None else fields.validate(Rounds, rounds, "--rounds")
+    precision = model.precision if precision is None else fields.validate(Precision, precision, "--precision")
     experiment = Experiment(name=model.name, source=source, sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
                             repeats=file_repeats, timeout_s=timeout_s, min_time_s=model.min_time_s,
                             threads=threads, system_metrics=model.system_metrics, datasets=datasets,
                             pairings=pairings, implementations=impl_names, raw=data, selections=selections,
                             allowed_modules=allowed, dataset_entries=[i for i, _ in numbered], rounds=rounds,
+                            min_rounds=model.min_rounds, precision=precision,
                             cost_per_hour=model.cost_per_hour.prices() if model.cost_per_hour else {},
                             predict_batch_sizes=list(model.predict_batch_sizes or []),
                             predict_latency_budget_s=model.predict_latency_budget_s,
@@ -222,6 +237,53 @@ def load_experiment(path: str | Path, repeats: int | None = None,
         raise InputError(source, "implementations", "selects no case to run")
     _check_batch_sizes(experiment)
     return experiment
+
+
+def _ungranted_modules(data: dict[str, Any], source: str, allowed: tuple[str, ...]) -> list[InputError]:
+    """A file never widens its own allow-list: each module its `allowed_modules:` names must be
+    granted by the person running it (`--allow-module`, the environment), or the file is refused."""
+    listed = data.get("allowed_modules")
+    if not isinstance(listed, list):
+        return []  # not a list: the schema says so
+    names = [(i, name) for i, name in enumerate(listed) if is_module_name(name)]
+    refused = set(ungranted([name for _, name in names], allowed))
+    return [InputError(source, f"allowed_modules[{i}]", f"{name!r} is not granted: a file cannot allow itself a "
+                       f"module; {grant_hint(name)}") for i, name in names if name in refused]
+
+
+def _unknown_names(data: dict[str, Any], source: str, catalog: dict[str, Pairing],
+                   implementations: list[str] | None) -> list[InputError]:
+    """Pairings and implementations the file (or --implementations) names and the catalog does not
+    know, read from the file as it is, so that they are reported with the schema's mistakes.
+
+    Implementations are checked here only when every selected pairing is a catalog name: those of
+    pairing files and inline pairings are known once they are parsed (`load_experiment` checks them
+    then)."""
+    out: list[InputError] = []
+    entries = data.get("pairings")
+    selected: list[Pairing] | None = list(catalog.values()) if entries is None else []
+    known_list = ", ".join(sorted(catalog))
+    for i, entry in enumerate(entries if isinstance(entries, list) else []):
+        name, at = entry, f"pairings[{i}]"
+        if isinstance(entry, dict) and set(entry) & {"pairing"} and isinstance(entry.get("pairing"), str):
+            name, at = entry["pairing"], f"pairings[{i}].pairing"
+        if not isinstance(name, str) or name.endswith((".yaml", ".yml")):
+            selected = None  # a file or an inline pairing: its implementations are known later
+            continue
+        if name in catalog:
+            if selected is not None:
+                selected.append(catalog[name])
+        else:
+            out.append(InputError(source, at, f"unknown pairing {name!r} (known: {known_list})"))
+    names, where, field_ = data.get("implementations"), source, "implementations"
+    if implementations is not None:
+        names, where, field_ = implementations, "--implementations", ""
+    if selected and isinstance(names, list):
+        known = {n for p in selected for impl in p.implementations.values() for n in (impl.name, impl.library)}
+        out += [InputError(where, f"{field_}[{i}]" if field_ else None, f"{name!r} matches no implementation of the "
+                           f"selected pairings (known: {', '.join(sorted(known))})")
+                for i, name in enumerate(names) if isinstance(name, str) and name not in known]
+    return out
 
 
 def expected_test_rows(spec: DatasetSpec) -> int | None:

@@ -34,16 +34,17 @@ Repeats = fields.Int(1, MAX_REPEATS)
 #: Fresh processes per case: more is a typo (a suite of a hundred cases would run for days).
 MAX_ROUNDS = 100
 Rounds = fields.Int(1, MAX_ROUNDS)
-#: The process is the unit of every interval and verdict (`mlcompare.suite.rounds`). Six a
-#: side give the median's interval 96.9 % and the speed-up's 95.9 %; their smallest two-sided
-#: p-value, 2/924 = 0.0022, lets `compare` call one changed case (fit and predict) among 46
-#: timing tests at a false-discovery rate of 5 % (Benjamini–Hochberg's second threshold,
-#: 2 × 0.05/46), and its one-sided gate (1/924) one among 46 as well. Seven would allow twice
-#: as many tests, but the default run (`mlflow run .`) would no longer finish in 5 minutes on
-#: a 2-core machine. One warm fit per process: the spread between processes is what decides
-#: (0.11 in log time here against 0.07 inside one), and a second repeat costs as much as a
-#: process's cold fit.
-DEFAULT_ROUNDS = 6
+#: The process is the unit of every interval and verdict (`mlcompare.suite.rounds`), and how
+#: many a case gets is `suite.plan.Stopping`'s: at least DEFAULT_MIN_ROUNDS, then, while its
+#: fit-time interval is wider than DEFAULT_PRECISION of its median, more, up to DEFAULT_ROUNDS.
+#: Five a side give the median's interval 93.8 % and the speed-up's 96.8 %; their smallest
+#: two-sided p-value, 2/252 = 0.0079, is what `compare` can reach at the least. Fewer than five
+#: and a single changed case could never be called (four: 2/70 = 0.029). The figures of the
+#: rule (levels under it, wall, A/A and A/B) are in docs/measurement.md and bench/README.md.
+DEFAULT_ROUNDS = 8
+DEFAULT_MIN_ROUNDS = 5
+DEFAULT_PRECISION = 0.05
+Precision = fields.Number(0.0, 1.0)
 DEFAULT_REPEATS = 1
 Timeout = fields.Number(1)
 #: Every generator's own options, by name (some generators share one).
@@ -206,17 +207,22 @@ BatchSizes = fields.checked(list[int], _batch_sizes, minItems=1, uniqueItems=Tru
 class ExperimentModel(fields.Strict):
     """An mlcompare experiment: datasets, the pairings run on them, and how to measure."""
 
-    # first: the estimators of inline pairings are checked against it
     allowed_modules: fields.checked(list[str], _module_names) = Field(
-        default_factory=list, description="more modules estimators may be imported from (besides sklearn, "
-        "cuml, xgboost, lightgbm, catboost, sklearnex, umap)")
+        default_factory=list, description="the modules besides sklearn, cuml, xgboost, lightgbm, catboost, "
+        "sklearnex and umap that this experiment's estimators come from; a file cannot grant them: each must be "
+        "granted by whoever runs it (--allow-module, MLCOMPARE_ALLOWED_MODULES), or the file is refused")
     name: fields.Name(200) = Field(description="the MLflow experiment the suite is recorded in")
     description: fields.Text = Field("", description="what the experiment is for, in words")
     repeats: Repeats = Field(DEFAULT_REPEATS, description="timed warm fits per process (after its cold one); "
                              "each process's median of them is one value of the case")
-    rounds: Rounds = Field(DEFAULT_ROUNDS, description="fresh processes each case runs in, spread over the suite "
-                           "in shuffled order: every interval and verdict is taken over them (one process: no "
+    rounds: Rounds = Field(DEFAULT_ROUNDS, description="the most fresh processes a case runs in, spread over the "
+                           "suite in shuffled order: every interval and verdict is taken over them (one process: no "
                            "level)")
+    min_rounds: Rounds = Field(DEFAULT_MIN_ROUNDS, description="the fewest processes a case runs in before it may "
+                               "stop (capped at rounds)")
+    precision: Precision = Field(DEFAULT_PRECISION, description="stop a case, after min_rounds "
+                                               "processes, once its fit-time interval's half-width is at most this "
+                                               "fraction of its median (0: every case runs `rounds` processes)")
     dtype: Dtype = Field("float32", description="float type of the data (each dataset may set its own)")
     order: Order = Field("C", description="layout of the feature matrices every implementation is handed, CPU "
                          "and GPU alike: C (row-major) or F (column-major); a list is a sweep (each dataset may set "

@@ -12,12 +12,25 @@ import json
 from pathlib import Path
 from typing import cast
 
+from mlcompare.data import paths
 from mlcompare.data.tables import TableSource
 from mlcompare.errors import InputError
 
 
 def downloads_dir(root: Path) -> Path:
     return root / "downloads"
+
+
+def cached_file(table: TableSource, root: Path) -> Path:
+    """Where a card's download lives: a plain name in the downloads folder, never a path or a
+    link that leaves it (checked again here, whoever made the card)."""
+    folder = downloads_dir(root)
+    name = cast(str, table.filename)  # a download's card always has one (`cards.Card.to_table`)
+    path = paths.inside(folder, name)
+    if path is None:
+        raise InputError(table.source, "source.filename", f"{name!r} would be written outside the dataset cache "
+                         f"({folder}): refused")
+    return path
 
 
 def pinned_hash(table: TableSource, root: Path) -> str | None:
@@ -36,7 +49,7 @@ def fetch(table: TableSource, root: Path, pin: bool = False) -> Path:
 
     folder = downloads_dir(root)
     known = expected_hash(table, root)
-    target = folder / cast(str, table.filename)  # a download's card always has one (`cards.Card.to_table`)
+    target = cached_file(table, root)
     if not known and not pin:
         raise InputError(table.source, "source.sha256",
                          f"{table.name}'s source publishes no checksum and none is pinned: run "
@@ -66,7 +79,7 @@ def verify(table: TableSource, root: Path) -> str:
     """'ok', 'missing' or 'MISMATCH' for a card's cached download."""
     import pooch
 
-    local = downloads_dir(root) / cast(str, table.filename)  # a download's card always has one
+    local = cached_file(table, root)
     if not local.exists():
         return "missing"
     known = expected_hash(table, root)

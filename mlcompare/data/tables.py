@@ -7,14 +7,16 @@ own CSV or Parquet file named in an experiment; both are read and validated by
 
 from __future__ import annotations
 
+import stat
 import tarfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, cast
 
 import numpy as np
 
+from mlcompare.data import paths
 from mlcompare.errors import InputError
 
 if TYPE_CHECKING:
@@ -76,7 +78,7 @@ def read_frame(table: TableSource, path: Path | None, nrows: int | None = None) 
     if table.fmt == "parquet":
         frame = pd.read_parquet(path)
         return frame.head(nrows) if nrows else frame
-    with _open_member(path, table.member) as handle:
+    with _open_member(path, table.member, table) as handle:
         frame = pd.read_csv(handle, header=0 if table.header else None, nrows=nrows,
                             names=list(table.columns) or None,
                             compression="infer" if table.member is None else None)
@@ -85,27 +87,59 @@ def read_frame(table: TableSource, path: Path | None, nrows: int | None = None) 
 
 
 class _open_member:
-    """A file, or one member of a zip / tar archive, opened for reading."""
+    """A file, or one member of a zip / tar archive, opened for reading.
 
-    def __init__(self, path: Path, member: str | None) -> None:
-        self.path, self.member = path, member
+    The archive is never extracted: the one member is read from it. Only a regular file is
+    read; a link (which could name a file outside the archive), a folder or a device is
+    refused, and so is a name that is not a relative path inside the archive.
+    """
+
+    def __init__(self, path: Path, member: str | None, table: TableSource | None = None) -> None:
+        self.path, self.member, self.table = path, member, table
         self._closers: list[Any] = []
 
     def __enter__(self):
         if self.member is None:
             return self.path
+        self._refuse(paths.member_problem(self.member))
         if zipfile.is_zipfile(self.path):
             archive = zipfile.ZipFile(self.path)
-            handle = archive.open(self.member)
+            self._closers = [archive]
+            info = self._find(archive.getinfo, archive.namelist)
+            self._refuse(None if not stat.S_ISLNK(info.external_attr >> 16) and not info.is_dir() else
+                         f"{self.member!r} in {self.path.name} is a link or a folder, not a file: refused")
+            handle = archive.open(info)
         else:
             archive = tarfile.open(self.path)
-            handle = archive.extractfile(self.member)
-        self._closers = [handle, archive]
+            self._closers = [archive]
+            member = self._find(archive.getmember, archive.getnames)
+            self._refuse(None if member.isfile() else
+                         f"{self.member!r} in {self.path.name} is a link or a folder, not a file: refused")
+            handle = archive.extractfile(member)
+        self._closers.insert(0, handle)
         return handle
+
+    def _find(self, get: Callable[[str], Any], names: Callable[[], list[str]]) -> Any:
+        try:
+            return get(cast(str, self.member))
+        except KeyError:
+            listed = names()
+            shown = ", ".join(listed[:8]) + (" ..." if len(listed) > 8 else "")
+            self._fail(f"{self.path.name} has no member {self.member!r} (members: {shown})")
+
+    def _refuse(self, problem: str | None) -> None:
+        if problem:
+            self._fail(problem)
+
+    def _fail(self, problem: str) -> NoReturn:
+        self.__exit__()
+        source = self.table.source if self.table is not None else str(self.path)
+        raise InputError(source, "format.member", problem)
 
     def __exit__(self, *exc: object) -> None:
         for closer in self._closers:
             closer.close()
+        self._closers = []
 
 
 def to_arrays(frame: pd.DataFrame, table: TableSource, task: str, dtype: str) -> tuple[np.ndarray, np.ndarray]:

@@ -1,8 +1,11 @@
 """Importing estimators safely: the module allow-list, the import, the parameters a class takes.
 
 An experiment or pairing file must never be a way to run arbitrary code, so estimators are
-imported only from allow-listed modules (and their submodules). Both sides use this: the
-suite while validating, a case's process again before it imports its estimator.
+imported only from allow-listed modules (and their submodules), and what an import path names
+must be an estimator class (a class with a `fit` method) before anything calls it. Only the
+person running grants a module (`--allow-module`, $MLCOMPARE_ALLOWED_MODULES); a file may say
+which modules it needs, never grant them (`ungranted`). Both sides use this: the suite while
+validating, a case's process again before it builds its estimator.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from typing import Any, Iterable, cast
 from mlcompare.errors import InputError
 
 #: Estimators may only be imported from these modules (and their submodules): an
-#: experiment or pairing file must never be a way to run arbitrary code. Users extend the
-#: list with `allowed_modules:` in an experiment, `--allow-module`, or this variable.
+#: experiment or pairing file must never be a way to run arbitrary code. The person running
+#: extends the list with `--allow-module` or this variable; a file never does.
 DEFAULT_ALLOWED_MODULES = ("sklearn", "cuml", "xgboost", "lightgbm", "catboost", "sklearnex", "umap")
 ALLOWED_MODULES_ENV = "MLCOMPARE_ALLOWED_MODULES"
 ALLOWED_MODULE_PREFIXES = tuple(f"{m}." for m in DEFAULT_ALLOWED_MODULES)
@@ -45,11 +48,42 @@ def is_module_name(name: object) -> bool:
     return isinstance(name, str) and bool(_MODULE_NAME.match(name))
 
 
+def grant_hint(module: str) -> str:
+    """How the person running grants `module`, for the errors that refuse one."""
+    return f"if you trust it, run with --allow-module {module} (or {ALLOWED_MODULES_ENV}={module})"
+
+
 def import_path_problem(path: str, allowed: tuple[str, ...]) -> str | None:
     """Why `path` may not be imported, in words; None when it may."""
     if "." not in path or not _MODULE_NAME.match(path) or not path.startswith(allowed):
         return (f"{path!r} is not under an allowed module ({', '.join(p.rstrip('.') for p in allowed)}); "
-                "add yours with allowed_modules: in the experiment or --allow-module")
+                f"{grant_hint(path.rpartition('.')[0] or path)}")
+    return None
+
+
+def ungranted(requested: Iterable[str], allowed: tuple[str, ...]) -> list[str]:
+    """The modules a file asks for that the person running has not granted (a file's
+    `allowed_modules:` says what it needs; it never widens the list itself)."""
+    return [name for name in requested if not f"{name}.".startswith(allowed)]
+
+
+def estimator_problem(path: str, found: object) -> str | None:
+    """Why what `path` names is not an estimator class, in words; None when it is one.
+
+    Checked before anything is called: a function, a module or a class without `fit` under an
+    allowed module (`sklearn.datasets.clear_data_home`, `sklearn.utils.Bunch`) would otherwise
+    be called with the file's params by the first fit.
+    """
+    if not isinstance(found, type):
+        kind = "a module" if inspect.ismodule(found) else "a function" if callable(found) else \
+            f"a {type(found).__name__}"
+        return f"{path!r} is {kind}, not an estimator class"
+    try:
+        fit = getattr(found, "fit", None)
+    except Exception:  # noqa: BLE001 - a descriptor that fails on the class: no usable fit
+        fit = None
+    if not callable(fit):
+        return f"{path!r} is a class without a fit method, not an estimator"
     return None
 
 
@@ -60,11 +94,16 @@ def check_import_path(source: str, field_: str, path: str, allowed: tuple[str, .
 
 
 def import_estimator(path: str, allowed: tuple[str, ...] | None = None) -> type:
-    """Import an estimator class by dotted path, refusing anything off the allow-list."""
+    """Import an estimator class by dotted path, refusing anything off the allow-list and
+    anything that is not an estimator class (`estimator_problem`)."""
     check_import_path("estimator", "import", path, allowed_modules() if allowed is None else allowed)
     module_name, _, class_name = path.rpartition(".")
     module = importlib.import_module(module_name)
-    return getattr(module, class_name)
+    found = getattr(module, class_name, None)
+    problem = estimator_problem(path, found)
+    if problem:
+        raise InputError("estimator", "import", problem)
+    return cast(type, found)
 
 
 def unknown_params(cls: type, params: dict[str, Any]) -> list[str]:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
-from conftest import run_cli, write
+from conftest import no_runs, run_cli, write
 from mlflow.tracking import MlflowClient
 
 PAIRING = """\
@@ -22,14 +20,6 @@ repeats: 1
 rounds: 1
 datasets: [{generator: regression, n_samples: 200, n_features: 4}]
 """
-
-
-def no_runs(workdir) -> bool:
-    db = workdir / "mlflow.db"
-    if not db.exists():
-        return True
-    with sqlite3.connect(db) as conn:
-        return conn.execute("select count(*) from runs").fetchone()[0] == 0
 
 
 def test_a_good_pairing_file_validates(workdir):
@@ -113,8 +103,8 @@ class HalfRidge(Ridge):
 """
 
 
-@pytest.mark.parametrize("how", ["file", "flag", "env"])
-def test_the_allow_list_is_extended_by_file_flag_or_environment(workdir, how):
+@pytest.mark.parametrize("how", ["flag", "env", "file and flag"])
+def test_the_allow_list_is_extended_by_the_person_running_with_a_flag_or_the_environment(workdir, how):
     write(workdir / "mymodels.py", USER_MODULE)
     body = EXPERIMENT + """\
 pairings:
@@ -126,11 +116,12 @@ pairings:
     env = {"PYTHONPATH": str(workdir)}
     refused = run_cli("validate", "e.yaml", cwd=workdir, env=env)
     assert refused.returncode == 2 and "not under an allowed module" in refused.stderr
+    assert "--allow-module mymodels" in refused.stderr  # what grants it
     # one real run (the worker re-checks the list on import); validating is enough for the others
     args = ["run", "e.yaml", "--quiet"] if how == "flag" else ["validate", "e.yaml"]
-    if how == "file":
+    if how == "file and flag":  # the file says what it needs; the flag grants it
         write(workdir / "e.yaml", body + "allowed_modules: [mymodels]\n")
-    elif how == "flag":
+    if how != "env":
         args += ["--allow-module", "mymodels"]
     else:
         env["MLCOMPARE_ALLOWED_MODULES"] = "othermodule, mymodels"
@@ -178,6 +169,36 @@ def test_every_mistake_of_a_file_is_one_line_at_once(workdir):
         fields = sorted(line.split(": ")[3] for line in lines)
         assert fields == ["colour", "datasets[0].n_classes", "repeats"], lines
         assert no_runs(workdir)
+
+
+def test_mistakes_of_the_schema_and_of_the_catalog_come_in_one_pass(workdir):
+    """A value out of range, another generator's option, an unknown pairing, an unknown
+    implementation and an unknown dataset card: five lines at once, not the catalog's after
+    the schema's are fixed."""
+    write(workdir / "five.yaml", """\
+        name: five
+        repeats: -1
+        rounds: 1
+        datasets:
+          - {generator: blobs, n_samples: 200, n_features: 4, n_classes: 3}
+          - {dataset: no_such_card}
+        pairings: [kmeans, no_such_pairing]
+        implementations: [sklearn, no_such_implementation]
+        """)
+    for command in ("validate", "run"):
+        result = run_cli(command, "five.yaml", cwd=workdir)
+        assert result.returncode == 2
+        lines = result.stderr.strip().splitlines()
+        assert all(line.startswith("mlcompare: error: five.yaml: ") for line in lines), lines
+        assert sorted(line.split(": ")[3] for line in lines) == [
+            "datasets[0].n_classes", "datasets[1].dataset", "implementations[1]", "pairings[1]", "repeats"], lines
+        assert no_runs(workdir)
+    # the catalog's mistakes alone, every one of them too
+    write(workdir / "two.yaml", EXPERIMENT + "pairings: [ridge, nope]\nimplementations: [sklearn, nada, zilch]\n")
+    result = run_cli("validate", "two.yaml", cwd=workdir)
+    assert result.returncode == 2
+    assert [line.split(": ")[3] for line in result.stderr.strip().splitlines()] == [
+        "pairings[1]", "implementations[1]", "implementations[2]"]
 
 
 def test_the_blobs_generator_lists_only_its_own_options(workdir):

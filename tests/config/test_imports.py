@@ -1,10 +1,15 @@
-"""Reading the parameters an estimator takes, without ever building one."""
+"""Importing estimators: only estimator classes under allowed modules; the parameters they take,
+read without ever building one."""
 
 from __future__ import annotations
 
+import sys
+
+import pytest
 import xgboost
 
-from mlcompare.pairings.imports import accepted_params
+from mlcompare.errors import InputError
+from mlcompare.pairings.imports import accepted_params, import_estimator
 
 BUILT: list[str] = []
 
@@ -46,3 +51,41 @@ def test_xgboost_params_passed_through_kwargs_are_still_known():
     names = accepted_params(xgboost.XGBClassifier)
     assert {"n_estimators", "max_depth", "max_bin", "tree_method", "device", "n_jobs"} <= names
     assert names == set(xgboost.XGBClassifier().get_params(deep=False))
+
+
+CALLED: list[str] = []
+
+
+def leaves_a_mark(*args, **kwargs):
+    CALLED.append("function")
+
+
+class NoFit:
+    def __init__(self, *args, **kwargs):
+        CALLED.append("class")
+
+
+class Fits(NoFit):
+    def fit(self, X, y=None):
+        return self
+
+
+@pytest.mark.parametrize("name,why", [("leaves_a_mark", "is a function, not an estimator class"),
+                                      ("NoFit", "is a class without a fit method, not an estimator"),
+                                      ("xgboost", "is a module, not an estimator class"),
+                                      ("BUILT", "is a list, not an estimator class")])
+def test_a_case_s_process_imports_only_an_estimator_class_and_calls_nothing(name, why):
+    """The worker's own check (its library may not be importable where the suite validated)."""
+    CALLED.clear()
+    path = f"{__name__}.{name}"
+    with pytest.raises(InputError) as refused:
+        import_estimator(path, allowed=(f"{__name__}.",))
+    assert refused.value.message == f"{path!r} {why}" and CALLED == []
+    assert import_estimator(f"{__name__}.Fits", allowed=(f"{__name__}.",)) is Fits and CALLED == []
+
+
+def test_a_module_off_the_list_is_refused_before_it_is_imported():
+    with pytest.raises(InputError) as refused:
+        import_estimator("antigravity.fly", allowed=("sklearn.",))
+    assert "--allow-module antigravity" in refused.value.message
+    assert "antigravity" not in sys.modules

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import functools
 import gzip
 import hashlib
-import http.server
 import socket
-import threading
 
 import numpy as np
 import psutil
 import pytest
-from conftest import main_here, run_cli, store_runs, write
+from conftest import main_here, run_cli, serving_folder, store_runs, write
 
 from mlcompare.config.cards import load_cards, parse_card
 from mlcompare.data import download
@@ -22,23 +19,14 @@ from mlcompare.errors import InputError
 ROWS = "\n".join(f"{i % 3},{i * 0.5},{(i * 7) % 11}" for i in range(90)) + "\n"
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def server(tmp_path):
     """A real HTTP server on 127.0.0.1 serving a folder with one small gzipped CSV."""
     served = tmp_path / "served"
     served.mkdir()
     (served / "small.csv.gz").write_bytes(gzip.compress(ROWS.encode(), mtime=0))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=served))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", served
-    httpd.shutdown()
-    httpd.server_close()
+    with serving_folder(served) as url:
+        yield url, served
 
 
 def _card(url: str, sha256: str | None, retries: int = 0):
