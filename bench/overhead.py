@@ -200,7 +200,8 @@ def quick_stages(experiment_path: Path, work: Path, warm: bool) -> dict:
     outcome = outcomes[0]
     ran = [r for r in outcome.records if "model_time_s" in r]
     model_records = sum(r["model_time_s"] for r in ran)
-    model_store = _model_time_in_store(outcome.parent_run_id)
+    model_store = _time_in_store(outcome.parent_run_id, "model_time_s")
+    reported = _time_in_store(outcome.parent_run_id, "reported_time_s")
     # each case process against its case code's begin and end (the one that began inside its window)
     lines = [(float(b), float(e)) for b, e in (line.split()[1:] for line in cases_log.read_text().splitlines())]
     waits = clock.calls.get("writer wait", [])
@@ -221,6 +222,7 @@ def quick_stages(experiment_path: Path, work: Path, warm: bool) -> dict:
             "after_last": wall - (max(end for _, end, _, _ in isolated) - started) if isolated else None,
             "model": model_store if model_store is not None else model_records,
             "model_source": "store" if model_store is not None else "records", "ran": len(ran),
+            "reported": reported,
             "processes": len(processes), "cases": len(outcome.records), "process_start": start_s,
             "by_case": sorted(processes, reverse=True),
             "data_read": load, "case_other": inside_s, "process_end": end_s, "logging": clock.total("logging"),
@@ -238,15 +240,16 @@ def _drain_in(clock: Clock, label: str) -> float:
     return inside
 
 
-def _model_time_in_store(parent_run_id: str) -> float | None:
-    """Σ model_time_s of the suite's case runs as the store holds them (None: not logged by this version)."""
+def _time_in_store(parent_run_id: str, metric: str) -> float | None:
+    """Σ of a metric (model_time_s, reported_time_s) over the suite's case runs as the store holds
+    them (None: not logged by this version)."""
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient()
     parent = client.get_run(parent_run_id)
     runs = client.search_runs([parent.info.experiment_id], f"tags.`mlflow.parentRunId` = '{parent_run_id}'",
                               max_results=5000)
-    values = [r.data.metrics["model_time_s"] for r in runs if "model_time_s" in r.data.metrics]
+    values = [r.data.metrics[metric] for r in runs if metric in r.data.metrics]
     return sum(values) if values else None
 
 
@@ -256,6 +259,10 @@ def print_quick(s: dict) -> None:
     per = max(s["processes"], 1)
     print(f"   wall {wall:.1f} s; in the models' own calls {model:.1f} s ({s['ran']} of {s['cases']} cases ran; "
           f"model time from the {s['model_source']}); outside them {outside:.1f} s = {outside / wall:.1%}")
+    if s.get("reported") is not None:
+        print(f"   in the timed calls whose values are reported (fit, host-input fit and predict values × their "
+              f"loops): {s['reported']:.1f} s = {s['reported'] / wall:.1%} of wall; model calls reported nowhere "
+              f"(warm-ups, calibration): {model - s['reported']:.1f} s = {(model - s['reported']) / wall:.1%}")
     rows = [("process start (fork, or Python start + imports)", s["process_start"], per),
             ("data read (load_time_s)", s["data_read"], per),
             ("case code outside model calls and data read", s["case_other"], per),

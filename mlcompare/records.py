@@ -83,6 +83,11 @@ class CaseSpec(TypedDict):
     reader: NotRequired[str]  # GPU device inputs: "cudf" or "pyarrow", chosen once by the suite
     reader_note: NotRequired[str]  # why pyarrow, where cuDF is installed
     progress_path: NotRequired[str]  # where the worker marks the start and end of its first fit (set by isolation)
+    # the suite's plan for the case's later processes (`suite.plan`): False where the first fit
+    # (predict) was found not to differ from the next ones, and is the first value (default True)
+    fit_warmup: NotRequired[bool]
+    predict_warmup: NotRequired[bool]
+    process_overhead_s: NotRequired[float]  # what a case's process spends outside its model calls, measured
 
 
 class CaseRecord(TypedDict, total=False):
@@ -109,8 +114,12 @@ class CaseRecord(TypedDict, total=False):
     threadpools: str
     library_version: str
     model_time_s: float
+    reported_time_s: float  # seconds of the model calls whose values are reported (fit, host fit, predict)
     cluster: dict[str, Any]
     process: str  # "forked" (from the suite's warm worker) or "fresh" (a new Python process)
+    process_wall_s: float  # the process's wall, launch to record (`suite.plan.Overheads`)
+    warmup_plan: str  # what the case's first process decided for the others (`suite.plan`)
+    rounds_stop: str  # why the case has the processes it has (`suite.plan.Stopping`)
     threads: int
     load_reader: str  # what read the cached dataset: "pyarrow" (host memory) or "cudf" (device memory)
     load_reader_note: str  # why a GPU case with device inputs read with pyarrow (cuDF unused, or broken)
@@ -188,11 +197,12 @@ class StoredSuite:
 TIMING_METRICS = tuple(
     f"{call}_{name}" for call in ("fit", "predict") for name in (
         "time_s", "time_min_s", "time_iqr_s", "time_cv", "time_ci_low_s", "time_ci_high_s", "time_ci_level",
-        "time_process_s", "time_repeat_s", "cold_time_s", "loops", "repeats", "processes"))
+        "time_process_s", "time_repeat_s", "cold_time_s", "loops", "repeats", "processes", "warmups"))
 CASE_METRICS = frozenset({
     *TIMING_METRICS, "fit_time_rounds_cv",
     "fit_host_input_time_s", "fit_host_input_time_process_s", "fit_host_input_time_repeat_s",
     "transfer_time_s", "load_time_s", "device_init_time_s", "cluster_start_time_s", "model_time_s",
+    "reported_time_s",
     "end_to_end_time_s", "end_to_end_time_process_s",
     "fit_peak_host_memory_mb", "peak_host_memory_mb", "fit_peak_gpu_memory_mb",
     "fit_iterations", "fit_trees",
@@ -217,7 +227,8 @@ CASE_HISTORIES: dict[str, Literal["fit_times", "fit_host_times", "predict_times"
     "end_to_end_time_process_s": "end_to_end_process_times"}
 CASE_PARAMS = frozenset({
     "pairing", "implementation", "library", "device", "dataset", "dataset_kind", "n_samples", "n_features",
-    "dtype", "order", "seed", "training_rows", "repeats", "min_time_s", "rounds", "threads", "input_modes",
+    "dtype", "order", "seed", "training_rows", "repeats", "min_time_s", "rounds", "min_rounds", "precision",
+    "threads", "input_modes",
     "estimator", "accelerator", "parity_tolerance", "price_per_hour_usd", "predict_batch_sizes",
     "predict_latency_budget_s", "sweep", "sweep_shared", "sweep_own", "distributed", "dask_workers",
     "dask_threads_per_worker", "dask_cluster",
@@ -228,7 +239,7 @@ RECORD_TAGS: Final = ("skip_reason", "error", "ran_on", "threadpools", "library_
                       "dataset_sha256", "signal", "worker_host", "dask_worker", "baseline_host", "timing_stability",
                       "memory_method", "load_reader", "gpu_memory_method", "gpu_clock_reasons", "energy_source",
                       "energy_unavailable", "latency_note", "interval_note", "cpu_others_note", "load_reader_note",
-                      "rmm_pool")
+                      "rmm_pool", "warmup_plan", "rounds_stop")
 CASE_TAGS = frozenset({
     *RECORD_TAGS, "mlcompare.kind", "case_status", "baseline", "main_metric", "dataset_fingerprint", "task",
     "plugin", "param_differences", "case_process", "failure_reason", "cost_note", "killed_reason",
@@ -236,6 +247,7 @@ CASE_TAGS = frozenset({
 })
 SUITE_PARAMS = frozenset({
     "suite_name", "suite_file", "suite_file_sha256", "suite_repeats", "suite_min_time_s", "suite_rounds",
+    "suite_min_rounds", "suite_precision",
     "suite_threads", "suite_cases", "suite_timeout_s", "suite_resume", "suite_thread_sweep",
 })
 SUITE_METRICS = frozenset({"suite_wall_time_s", "cases_ok", "cases_skipped", "cases_failed", "cases_reused",

@@ -47,6 +47,19 @@ def min_time_seconds(text: str) -> float | None:
     return seconds(text, 0)
 
 
+def fraction_or_empty(text: str) -> float | None:
+    """--precision: a fraction from 0 to 1; empty means 'as the experiment says' (MLproject default)."""
+    if text.strip() == "":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction such as 0.05, got {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction from 0 to 1, got {text!r}")
+    return value
+
+
 #: Flags that take no value on the command line (`--resume`, before or after the experiment
 #: file) and also the `--resume=VALUE` form MLproject passes (see `explicit_booleans`).
 BOOLEAN_FLAGS = ("--resume",)
@@ -142,8 +155,11 @@ def add_selection(parser: argparse.ArgumentParser, experiment_required: bool = T
                         help="CPU threads for every CPU implementation, instead of the file's threads or thread sweep "
                              "(default: the file's, else all physical cores)")
     parser.add_argument("--rounds", type=positive_int_or_empty, default=None,
-                        help="run each case in this many fresh processes, in shuffled order, and pool their "
-                             "repeats (overrides the file's rounds)")
+                        help="the most fresh processes a case runs in, in shuffled order (overrides the file's "
+                             "rounds; with --precision 0, every case runs exactly this many)")
+    parser.add_argument("--precision", type=fraction_or_empty, default=None, metavar="FRACTION",
+                        help="stop a case after its min_rounds once its fit-time interval's half-width is at most "
+                             "this fraction of its median, e.g. 0.03 (0: never early; overrides the file's)")
     parser.add_argument("--min-time", type=min_time_seconds, default=None, metavar="SECONDS",
                         help="keep repeating warm fits until this much fit time is measured")
     parser.add_argument("--no-size-check", dest="size_check", action="store_false",
@@ -168,7 +184,7 @@ def experiment_from_args(args: argparse.Namespace):
 
     experiment = load_experiment(args.experiment, repeats=args.repeats, implementations=args.implementations,
                                  timeout_s=args.timeout, pairing_paths=args.pairings,
-                                 allow_modules=args.allow_module, rounds=args.rounds)
+                                 allow_modules=args.allow_module, rounds=args.rounds, precision=args.precision)
     if args.threads is not None:  # one count for every CPU case, a sweep in the file included
         experiment.threads = args.threads
         experiment.thread_sweep = ()

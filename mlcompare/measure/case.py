@@ -100,32 +100,48 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     gpu_meter = device.gpu_memory_meter(spec["library"]) if sync else contextlib.nullcontext()
     # what other processes take of the CPUs from here to the last timed call (`disturbance`)
     others = disturbance.OtherProcesses(children=tree).start()
+    # The suite's plan (`suite.plan`): where the first fit of a case's processes was found not to
+    # differ from the next ones, it is the first value instead of a warm-up spent apart. Its
+    # energy is then read with the others'. Never where a thread samples memory beside it.
+    warm_up_fit = spec.get("fit_warmup", True) or not memory.nothing_beside(children=tree)
+    fit_energy = energy.meter(on_gpu, cluster)
+    metering = contextlib.ExitStack()
+    if not warm_up_fit:
+        metering.enter_context(fit_energy)
     # marked for the suite, which reads how long the first fit ran if it has to stop this process
     timing.mark(spec.get("progress_path"), timing.FIRST_FIT)
     with memory.FitMemory(children=tree) as host_peak, gpu_meter as gpu_memory:
-        _, cold = timing.timed(fitter(data), sync)
+        first_model, cold = timing.timed(fitter(data), sync)
     timing.mark(spec.get("progress_path"), timing.AFTER_FIRST_FIT)
     gpu_mb = gpu_memory.peak_mb if gpu_memory is not None else None
     # 3. warm fits from a fresh estimator each, data already where the library computes; the
     # energy counters (NVML for GPU cases, RAPL for CPU ones) are read before and after them
-    with energy.meter(on_gpu, cluster) as fit_energy:
-        fits = timing.repeat(fitter(data), sync, repeats, min_time_s)
+    if warm_up_fit:
+        metering.enter_context(fit_energy)
+    # a suite's plan gives what the process spends around its values: values enough to outweigh it
+    planned = "process_overhead_s" in spec
+    fit_min_s = min_time_s
+    if planned:
+        fit_min_s = timing.values_time_s(min_time_s, spec["process_overhead_s"] + (cold if warm_up_fit else 0.0))
+    with metering:
+        fits = timing.repeat(fitter(data), sync, repeats, fit_min_s, first=None if warm_up_fit else (first_model, cold))
     model, fit_times = fits.result, fits.times
     ran_on = verify_device(model, spec, gpu_mb) if not accelerated else ""
     # 3b. the same fits given host (numpy) arrays: what a user calling fit(X) pays on a GPU,
     # or, distributed, spreading the arrays over the workers first
     host_fits = fits
     if device_input:
-        host_fits = timing.repeat(fitter(host), sync, repeats, min_time_s)
+        host_fits = timing.repeat(fitter(host), sync, repeats, fit_min_s)
     elif cluster is not None:
         spread_and_fit = lambda: fitter(cluster.place(_labels_for(task, host), on_gpu, task.supervised))()  # noqa: E731
-        host_fits = timing.repeat(spread_and_fit, False, repeats, min_time_s)
+        host_fits = timing.repeat(spread_and_fit, False, repeats, fit_min_s)
     host_fit_times = host_fits.times
 
     # 4. what the task takes out of the model: predictions (or a projection) brought back to
     # the host inside every timed call, the first call apart; or labels / an embedding
     finish = dask_cluster.collect if cluster is not None else None
-    outputs, predicting = _outputs(task.output, model, data, needed, sync, repeats, min_time_s, finish)
+    outputs, predicting = _outputs(task.output, model, data, needed, sync, repeats, min_time_s, finish,
+                                   warm_up=spec.get("predict_warmup", True), planned=planned)
     ran_on = output_evidence(ran_on, spec, predicting.raw, device_input)
 
     # 4b. predict latency by batch size: warm calls, host batch in, host predictions out
@@ -156,10 +172,11 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         "peak_host_memory_mb": memory.peak_rss_mb(),
         **fitted_counts(model),
         **scores, **fit_energy.metrics(fits.calls), **by_batch.metrics,
-        "fit_loops": fits.loops,
+        "fit_loops": fits.loops, "fit_warmups": 0 if fits.first_given else 1,
     }
     if predicting.loops:
         metrics["predict_loops"] = predicting.loops
+        metrics["predict_warmups"] = predicting.warmups
     if predicting.cold is not None:
         metrics["predict_cold_time_s"] = predicting.cold
     if gpu_mb is not None:
@@ -198,9 +215,12 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         "memory_method": host_peak.method,
         "threadpools": cluster.thread_pools() if cluster is not None else thread_pools(),
         "library_version": library_version(spec["library"]),
-        # seconds spent in the model's own calls, timed or not (for the harness-overhead bench)
-        "model_time_s": cold + _spent(fits) + (_spent(host_fits) if host_fits is not fits else 0.0)
+        # seconds spent in the model's own calls, timed or not, and in those whose values are
+        # reported (for the harness-overhead bench)
+        "model_time_s": cold + fits.spent_s + (host_fits.spent_s if host_fits is not fits else 0.0)
         + predicting.total + transfer_in + by_batch.seconds,
+        "reported_time_s": _in_values(fits) + (_in_values(host_fits) if host_fits is not fits else 0.0)
+        + predicting.in_values,
     }
     return cast(CaseRecord, {**record, **extra})  # `extra` holds record keys only
 
@@ -252,17 +272,22 @@ class Predicting:
     loops: int = 0  # calls per value (timing.repeat); 0: no timed calls
     total: float = 0.0  # every second spent in the model's output calls, timed or not
     raw: dict[str, Any] = field(default_factory=dict)  # each output as the library returned it (first call)
+    warmups: int = 1  # 0: the first call was the first value (`predict_warmup` off, and timed alone)
+    in_values: float = 0.0  # seconds of the calls whose values are the reported ones
 
 
 def _outputs(output: str, model: Any, data: dict[str, Any], needed: set[str], on_gpu: bool,
-             repeats: int, min_time_s: float, finish: Any = None) -> tuple[dict[str, Any], Predicting]:
+             repeats: int, min_time_s: float, finish: Any = None,
+             warm_up: bool = True, planned: bool = False) -> tuple[dict[str, Any], Predicting]:
     """(outputs on the host, the timed calls) for a task's output kind.
 
     Every timed predict or transform ends at the same point for every implementation:
     its result is a numpy array in host memory (a GPU library's device array is copied
     back inside the timer, as XGBoost's own predict does). `finish` turns a lazy result
     into a computed one (Dask's). The first call is timed apart: model upload, predictor
-    set-up and JIT happen there.
+    set-up and JIT happen there; unless `warm_up` is off (the suite found it does not differ
+    from the next ones), when it is also the first value. `planned` (a suite's process): values
+    enough to outweigh a warm-up kept apart (`timing.values_time_s`).
     """
     finish = finish or (lambda value: value)
     raw: dict[str, Any] = {}  # the first result of each call, as the library returned it
@@ -276,10 +301,13 @@ def _outputs(output: str, model: Any, data: dict[str, Any], needed: set[str], on
 
     if output in ("predict", "transform"):
         method, name = ("predict", "pred") if output == "predict" else ("transform", "transformed")
-        _, cold = timing.timed(call(method, name), on_gpu)
-        predicts = timing.repeat(call(method, name), on_gpu, repeats, min_time_s)
+        first = timing.timed(call(method, name), on_gpu)
+        cold = first[1]
+        values_s = timing.values_time_s(min_time_s, cold if warm_up else 0.0) if planned else min_time_s
+        predicts = timing.repeat(call(method, name), on_gpu, repeats, values_s, first=None if warm_up else first)
         result = predicts.result
-        predicting = Predicting(cold, predicts.times, predicts.loops, cold + _spent(predicts), raw)
+        predicting = Predicting(cold, predicts.times, predicts.loops, cold + predicts.spent_s, raw,
+                                warmups=0 if predicts.first_given else 1, in_values=_in_values(predicts))
         if output == "transform":
             return {"transformed": result, "components": device.to_host(model.components_),
                     "mean": _host_or_none(getattr(model, "mean_", None))}, predicting
@@ -296,9 +324,9 @@ def _outputs(output: str, model: Any, data: dict[str, Any], needed: set[str], on
     raise ValueError(f"unknown task output {output!r}")
 
 
-def _spent(repeated: timing.Repeated) -> float:
-    """Every second the repeated calls took, the loop's calibration calls included."""
-    return sum(repeated.times) * repeated.loops + repeated.calibration_s
+def _in_values(repeated: timing.Repeated) -> float:
+    """The seconds of the calls whose values are reported."""
+    return sum(repeated.times) * repeated.loops
 
 
 def _host_or_none(value: Any) -> Any:

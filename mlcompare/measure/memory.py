@@ -69,10 +69,20 @@ def _file_bytes() -> int:
     return _status_bytes("RssFile") or 0
 
 
+#: `FitMemory.method` where nothing runs beside the block (the kernel's mark is reset and read).
+HIGH_WATER_MARK = "high-water mark"
+
+
+def nothing_beside(children: bool = False) -> bool:
+    """Whether `FitMemory(children)` will measure without a sampling thread beside the block
+    (which takes CPU from it: a fit measured so is no timed value)."""
+    return not children and _CLEAR_REFS.exists() and reset_high_water_mark()
+
+
 class FitMemory:
     """Peak growth of this process's resident memory over a block (see the module's docstring).
 
-    `host_mb` after the block; `method` is "high-water mark" or "sampled".
+    `host_mb` after the block; `method` is HIGH_WATER_MARK or "sampled".
     """
 
     def __init__(self, children: bool = False) -> None:
@@ -83,7 +93,7 @@ class FitMemory:
 
     def __enter__(self) -> FitMemory:
         if not self.children and reset_high_water_mark():
-            self.method = "high-water mark"
+            self.method = HIGH_WATER_MARK
             self._start = _status_bytes("VmRSS")
             self._file_start = _file_bytes()
         else:

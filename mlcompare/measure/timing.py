@@ -32,6 +32,17 @@ MAX_LOOPS = 1000
 #: A first call between SHORT_CALL_S and this may be one slow call of a fast function (a page
 #: fault, a timer interrupt, the process's first warm call): up to two more calls decide.
 RECHECK_BELOW_S = 0.05
+#: A process's values take at least this many times what the process spends around them (its
+#: start, data read, scoring and end, as the suite measured them, and a warm-up kept apart):
+#: several values where a call is short, one where it is long. The per-process median stays the
+#: unit of every interval; more values only make each process's figure steadier.
+VALUES_OVER_FIXED = 1.5
+
+
+def values_time_s(min_time_s: float, around_s: float) -> float:
+    """How long a process's values of one call should add up to: the experiment's `min_time_s`,
+    or VALUES_OVER_FIXED × the seconds the process spends around them, whichever is longer."""
+    return max(min_time_s, VALUES_OVER_FIXED * around_s)
 
 
 def timed(fn: Callable[[], Any], on_gpu: bool) -> tuple[Any, float]:
@@ -58,11 +69,21 @@ class Repeated:
     times: list[float]
     loops: int = 1
     calibration_s: float = 0.0  # the calls that chose `loops` and are left out of the values
+    #: the first value is a call made before (`repeat(first=...)`: a process's cold fit, when the
+    #: first call was found not to differ from the others)
+    first_given: bool = False
 
     @property
     def calls(self) -> int:
         """Every call the values are made of."""
         return len(self.times) * self.loops
+
+    @property
+    def spent_s(self) -> float:
+        """Every second the calls made here took, the calibration calls included (a given first
+        call is the caller's)."""
+        given = self.times[0] if self.first_given else 0.0
+        return sum(self.times) * self.loops + self.calibration_s - given
 
 
 def loops_for(seconds: float) -> int:
@@ -89,7 +110,7 @@ def timed_loop(fn: Callable[[], Any], on_gpu: bool, loops: int) -> tuple[Any, fl
 
 
 def repeat(fn: Callable[[], Any], on_gpu: bool, repeats: int, min_time_s: float = 0.0,
-           loops: int | None = None) -> Repeated:
+           loops: int | None = None, first: tuple[Any, float] | None = None) -> Repeated:
     """At least `repeats` values, more until the calls add up to `min_time_s`.
 
     A value is one call's seconds, or, where a call is shorter than SHORT_CALL_S, the mean
@@ -99,25 +120,28 @@ def repeat(fn: Callable[[], Any], on_gpu: bool, repeats: int, min_time_s: float 
     function does not have it timed alone. The fastest of them decides: long enough, the
     first call is the first value (the others are left out, so a process gives `repeats`
     values as asked); too short, they only chose the loop's length and are all left out.
+
+    `first`: (result, seconds) of a call already made and timed the same way (a process's
+    cold fit, where its first call does not differ from the others): it is that first call.
     """
     times: list[float] = []
     result, calibration = None, 0.0
     if loops is None:
-        result, first = timed(fn, on_gpu)
-        probes = [first]
+        result, first_s = first if first is not None else timed(fn, on_gpu)
+        probes = [first_s]
         while SHORT_CALL_S <= min(probes) < RECHECK_BELOW_S and len(probes) < 3:
             result, seconds = timed(fn, on_gpu)
             probes.append(seconds)
         loops = loops_for(min(probes))
         if loops == 1:
-            times.append(first)
+            times.append(first_s)
             calibration = sum(probes[1:])
         else:
-            calibration = sum(probes)
+            calibration = sum(probes[1:] if first is not None else probes)
     while len(times) < repeats or (sum(times) * loops < min_time_s and len(times) < MAX_REPEATS):
         result, seconds = timed_loop(fn, on_gpu, loops)
         times.append(seconds)
-    return Repeated(result, times, loops, calibration)
+    return Repeated(result, times, loops, calibration, first_given=first is not None and loops == 1)
 
 
 #: The phase names `mark` writes: the first fit has started / it has ended.

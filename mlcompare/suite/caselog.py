@@ -27,6 +27,7 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
         "dtype": spec.dtype, "order": spec.order, "seed": spec.seed,
         "training_rows": record.get("training_rows") or "unknown",
         "repeats": experiment.repeats, "min_time_s": experiment.min_time_s, "rounds": experiment.rounds,
+        "min_rounds": min(experiment.min_rounds, experiment.rounds), "precision": experiment.precision,
         "threads": record.get("threads", case.threads or threads) if impl.device == "cpu" else _gpu_threads(record),
         "input_modes": _input_modes(impl),
         "estimator": impl.estimator,
@@ -89,8 +90,10 @@ def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Exp
                          "source": record["dataset_source"], "rows": record["n_samples"],
                          "features": record["n_features"], "dtype": spec.dtype}
     metrics = dict(record.get("metrics", {}))
-    if "model_time_s" in record:  # the case's time inside the model's calls, timed or not
+    if "model_time_s" in record:  # the case's time inside the model's calls: all of it, and the reported part
         metrics["model_time_s"] = record["model_time_s"]
+    if "reported_time_s" in record:
+        metrics["reported_time_s"] = record["reported_time_s"]
     recorder.log_case(case.name, status, params, metrics, tags, history=history, texts=texts,
                       dataset=dataset_input)
 

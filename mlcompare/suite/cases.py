@@ -148,14 +148,16 @@ def reused_record(case: Case, stored: dict[str, Any]) -> CaseRecord:
 
 
 def run_here(case: Case, experiment: Experiment, threads: int, prepared: dict[str, Path | str],
-             predictions_path: Path, guard: SignalGuard) -> CaseRecord:
+             predictions_path: Path, guard: SignalGuard, plan: dict[str, Any] | None = None) -> CaseRecord:
+    """The case in a process of its own; `plan`: spec keys the suite decided for this process
+    (`suite.plan.process_spec`)."""
     reason = case_skip_reason(case)
     if reason:
         return base_record(case) | {"status": Status.SKIPPED, "skip_reason": reason}
     base, spec = case_spec(case, experiment, threads, prepared, predictions_path)
     if "status" in base:
         return base
-    record = base | run_isolated(spec, experiment.timeout_s, guard)
+    record = base | run_isolated(cast(CaseSpec, {**spec, **(plan or {})}), experiment.timeout_s, guard)
     if record["status"] == Status.OK:
         record["predictions_path"] = str(predictions_path)
     return record

@@ -124,8 +124,9 @@ def run_isolated(spec: CaseSpec, timeout_s: float, guard: SignalGuard | None = N
         spec_path, result_path, err_path = (Path(tmp) / n for n in ("spec.json", "result.json", "stderr.txt"))
         progress_path = Path(tmp) / "progress.txt"
         spec_path.write_text(json.dumps({**spec, "progress_path": str(progress_path)}))
+        launched: list[float] = []
         try:
-            worker = _launch(spec, spec_path, result_path, err_path, here, guard)
+            worker = _launch(spec, spec_path, result_path, err_path, here, guard, launched)
         except Interrupted as stop:
             return _killed(stop, err_path)
         except WorkerLost as lost:
@@ -153,7 +154,9 @@ def run_isolated(spec: CaseSpec, timeout_s: float, guard: SignalGuard | None = N
         worker.kill()  # what the worker started and left behind goes with it
         process = {"process": worker.kind}
         if result_path.exists():
+            # the process's whole cost, from its launch (its turn held) to its record read
             record = json.loads(result_path.read_text()) | process
+            record["process_wall_s"] = time.perf_counter() - launched[0]
             if record["status"] != Status.OK:
                 record["stderr_tail"] = _tail(err_path)
             return record
@@ -170,11 +173,13 @@ def run_isolated(spec: CaseSpec, timeout_s: float, guard: SignalGuard | None = N
 
 
 def _launch(spec: CaseSpec, spec_path: Path, result_path: Path, err_path: Path, here: Serving,
-            guard: SignalGuard) -> ForkedCase | SpawnedCase:
+            guard: SignalGuard, launched: list[float]) -> ForkedCase | SpawnedCase:
     """Start the case's process, holding the suite's turn when it has one (handed over, then
-    closed here). Waiting for the turn or the warm worker may be interrupted."""
+    closed here); the moment it is launched, once the turn is held, is appended to `launched`.
+    Waiting for the turn or the warm worker may be interrupted."""
     with guard.interruptible():
         quiet_fd = here.turns.for_case() if here.turns else None
+    launched.append(time.perf_counter())
     try:
         if here.warm is not None and forkable(spec):
             with guard.interruptible():

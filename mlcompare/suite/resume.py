@@ -34,7 +34,8 @@ def experiment_fingerprint(experiment: Experiment, host: dict[str, str], threads
     software = {k: v for k, v in host.items() if k.startswith("version.") or k.startswith("mlcompare.git_")}
     return _digest({"file_sha256": experiment.sha256, "repeats": experiment.repeats, "rounds": experiment.rounds,
                     "threads": threads if threads is not None else experiment.threads,
-                    "min_time_s": experiment.min_time_s,
+                    "min_time_s": experiment.min_time_s, "min_rounds": min(experiment.min_rounds, experiment.rounds),
+                    "precision": experiment.precision,
                     "cpu": host.get("host.cpu_model", ""), "cores": host.get("host.cpu_physical_cores", ""),
                     "cpus_usable": host.get("host.cpus_usable", ""), "gpus": gpus, **software, **sweep})
 

@@ -36,6 +36,8 @@ _WORST = ("fit_peak_host_memory_mb", "fit_peak_gpu_memory_mb", "peak_host_memory
 #: Calls per value (`timing.repeat`'s loops): the fewest any process used, so that a case
 #: one of whose processes timed its calls alone never says it was timed in loops.
 _LEAST = ("fit_loops", "predict_loops")
+#: What the case's first process decided for the others (`suite.plan`): as its last process had it.
+_LAST = ("fit_warmups", "predict_warmups")
 #: Above this many CPUs' worth of time taken by other processes during a case's timed calls
 #: (on average), the case is flagged noisy: something else ran beside it.
 NOISY_OTHERS_CORES = 0.25
@@ -79,6 +81,9 @@ def pool_rounds(records: list[CaseRecord]) -> CaseRecord:
             values = [r["metrics"][name] for r in records if name in r["metrics"]]
             if values:
                 metrics[name] = min(values)
+        for name in _LAST:
+            if name in records[-1]["metrics"]:
+                metrics[name] = records[-1]["metrics"][name]
     pooled["end_to_end_process_times"] = [_end_to_end(r) for r in records]
     metrics |= process_metrics(pooled, records)
     if len(records) > 1 and all(r.get("latency_calls") for r in records):  # every round's calls, pooled
@@ -90,6 +95,7 @@ def pool_rounds(records: list[CaseRecord]) -> CaseRecord:
     if len(records) == 1:
         pooled["interval_note"] = ONE_PROCESS_NOTE
     pooled["model_time_s"] = sum(r.get("model_time_s", 0.0) for r in records)
+    pooled["reported_time_s"] = sum(r.get("reported_time_s", 0.0) for r in records)
     return pooled
 
 

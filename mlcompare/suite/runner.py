@@ -16,12 +16,14 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from statistics import median
 from typing import TYPE_CHECKING, Any, Callable, Generator
 
 import numpy as np
 import yaml
 
 from mlcompare.config.experiment import Case, Experiment
+from mlcompare.measure.stopping import Stopping, cap_levels
 from mlcompare.measure.threads import default_threads
 from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG, CaseRecord, Recorder, Status
 from mlcompare.suite import host as sysinfo
@@ -42,6 +44,7 @@ from mlcompare.suite.cases import (
 )
 from mlcompare.suite.dead_suites import heal, owner_tags
 from mlcompare.suite.interrupts import Interrupted, SignalGuard
+from mlcompare.suite.plan import Overheads, WarmupPlan, process_spec, warmup_plan
 from mlcompare.suite.progress import SuiteProgress, collapsed
 from mlcompare.suite.rounds import pool_rounds, stability
 from mlcompare.suite.warm_worker import WarmWorker
@@ -157,6 +160,8 @@ class Suite:
             params={"suite_name": experiment.name, "suite_file": Path(experiment.source).name,
                     "suite_file_sha256": experiment.sha256, "suite_repeats": experiment.repeats,
                     "suite_min_time_s": experiment.min_time_s, "suite_rounds": experiment.rounds,
+                    "suite_min_rounds": min(experiment.min_rounds, experiment.rounds),
+                    "suite_precision": experiment.precision,
                     "suite_threads": threads if cluster is None else experiment.threads or "each worker's cores",
                     "suite_cases": len(self.cases), "suite_timeout_s": experiment.timeout_s,
                     "suite_resume": self.options.resume,
@@ -235,6 +240,8 @@ class Suite:
         host = record.get("worker_fingerprint") or self.fingerprint  # where the case really ran
         if record["status"] == Status.OK:
             record["timing_stability"] = stability(record, self.cpus)
+            if self.options.cluster is None and self.experiment.rounds > 1:  # stopped by the rule: its levels
+                cap_levels(record["metrics"], stopping_rule(self.experiment))
         log_case(self.recorder, case, record, self.experiment, self.threads, host | keys)
 
     def _finish(self, wall: float) -> None:
@@ -288,16 +295,22 @@ def _local_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment:
     group first) and is finished at once. With several, the rounds are spread over the whole
     suite: round 1 of every case, then round 2, each round in a new shuffled order (seeded by
     the experiment file), so that each case's processes sample the whole time the suite runs.
-    A case that did not run fine is finished at once; the others when the last round is over,
-    in the experiment's order (the store lists them as the file does)."""
+    A case's first process decides its warm-ups for the others (`plan.warmup_plan`); from
+    `min_rounds` on, a case stops once its interval is as narrow as asked (`plan.Stopping`). A
+    case that did not run fine is finished at once; the others when the last round is over, in
+    the experiment's order (the store lists them as the file does)."""
     loads = sysinfo.LoadMeter()
+    overheads = Overheads()
+    plans: dict[int, WarmupPlan] = {}
 
     def run(index: int, case: Case, label: str, path: Path) -> CaseRecord:
         guard.check()
         if progress:
             progress.case_started(index, len(cases), label)
         load = loads.reading()
-        record = run_here(case, experiment, threads, prepared, path, guard)
+        spec = process_spec(plans.get(index), overheads.typical(_process_kind(case)))
+        record = run_here(case, experiment, threads, prepared, path, guard, spec)
+        overheads.add(record)
         if record["status"] == Status.OK:
             record["metrics"].update(load)
         return record
@@ -306,43 +319,70 @@ def _local_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment:
         for index, case in todo:
             yield index, pool_rounds([run(index, case, case.name, scratch / f"pred-{index}.npy")])
         return
+    stopping = stopping_rule(experiment)
     total = experiment.rounds
     rounds: dict[int, list[CaseRecord]] = {index: [] for index, _ in todo}
     order = random.Random(experiment_seed(experiment))
-    finished: set[int] = set()  # no more rounds: all ran, or one did not run fine
+    finished: set[int] = set()  # no more rounds: all ran, as narrow as asked, or one did not run fine
+    stops: dict[int, str] = {}  # why each case that ran fine has the processes it has
+
+    def pooled(index: int) -> CaseRecord:
+        record = pool_rounds(rounds[index])
+        if index in plans and plans[index].note:
+            record["warmup_plan"] = plans[index].note
+        if index in stops:
+            record["rounds_stop"] = stops[index]
+        return record
+
     try:
         for number in range(1, total + 1):
             started = time.perf_counter()
-            this_round = list(todo)
+            this_round = [(index, case) for index, case in todo if index not in finished]
             order.shuffle(this_round)
             for index, case in this_round:
-                if index in finished:
-                    continue  # skipped or failed: no point in more rounds
                 label = f"{case.name} (round {number}/{total})"
                 record = run(index, case, label, scratch / f"pred-{index}-{number}.npy")
                 rounds[index].append(record)
-                if record["status"] != Status.OK or number == total:
+                if record["status"] != Status.OK:
                     finished.add(index)
+                else:
+                    if number == 1:
+                        plans[index] = warmup_plan(record)
+                    why = stopping.done([median(r["fit_times"]) for r in rounds[index]])
+                    if why:
+                        finished.add(index)
+                        stops[index] = why
                 if progress:  # processes done, of those the suite still expects (an ended case: no more)
                     progress.run_finished(sum(len(r) for r in rounds.values()),
                                           sum(len(rounds[i]) if i in finished else total for i, _ in todo))
                 if record["status"] != Status.OK:
-                    yield index, pool_rounds(rounds[index])
+                    yield index, pooled(index)
                 guard.check()  # a killed round: stop here, with what the suite has
-            if number == total:
+            going_on = len(todo) - len(finished)
+            if number == total or not going_on:
                 for index, _ in todo:  # every case that ran all its rounds, in the file's order
                     if rounds[index] and rounds[index][-1]["status"] == Status.OK:
-                        yield index, pool_rounds(rounds[index])
-            else:
-                say(f"round {number}/{total} done in {time.perf_counter() - started:.0f} s; "
-                    f"{len(todo) - len(finished)} cases go on to round {number + 1} "
-                    "(each is recorded after its last round)")
+                        yield index, pooled(index)
+                return
+            say(f"round {number}/{total} done in {time.perf_counter() - started:.0f} s; "
+                f"{going_on} cases go on to round {number + 1} (each is recorded after its last round)")
     except Interrupted:  # the killed case is finished already; the last round's finished ones are not
         for index, _ in todo:
             done = rounds[index]
-            if len(done) == total and done[-1]["status"] == Status.OK:
-                yield index, pool_rounds(done)
+            if index in stops and done[-1]["status"] == Status.OK:
+                yield index, pooled(index)
         raise
+
+
+def stopping_rule(experiment: Experiment) -> Stopping:
+    """When the experiment's cases have processes enough (`measure.stopping`)."""
+    return Stopping(min(experiment.min_rounds, experiment.rounds), experiment.rounds, experiment.precision)
+
+
+def _process_kind(case: Case) -> str:
+    """How a case's process starts: forked from the warm worker, or a fresh Python."""
+    impl = case.implementation
+    return "forked" if impl.device == "cpu" and not impl.accelerator and not impl.distributed else "fresh"
 
 
 def experiment_seed(experiment: Experiment) -> str:

@@ -158,3 +158,41 @@ class Paced(LinearRegression):
         pace = self.seconds_per_unit * self.n_estimators * _PACE[key]
         time.sleep(max(0.0, pace - (time.perf_counter() - start)))
         return self
+
+
+class _Logged(LinearRegression):
+    """Least squares that lasts exactly `seconds` a fit (its own time inside), appending
+    "LABEL PID" to `fits` in $MLCOMPARE_FAULTS_DIR for each: how many fits each process ran."""
+
+    label = ""
+
+    def _fit_lasting(self, seconds: float, X, y):
+        start = time.perf_counter()
+        super().fit(X, y)
+        with open(_faults_dir() / "fits", "a") as f:
+            f.write(f"{self.label} {os.getpid()}\n")
+        time.sleep(max(0.0, seconds - (time.perf_counter() - start)))
+        return self
+
+
+class Steady(_Logged):
+    """Every fit lasts 0.12 s, the first of a process too: nothing to warm up."""
+
+    label = "steady"
+
+    def fit(self, X, y):
+        return self._fit_lasting(0.12, X, y)
+
+
+_WARMED: set[int] = set()
+
+
+class FirstFitSlow(_Logged):
+    """A process's first fit lasts 0.4 s, the next ones 0.12 s: a JIT or a cache to fill first."""
+
+    label = "first_slow"
+
+    def fit(self, X, y):
+        first = os.getpid() not in _WARMED
+        _WARMED.add(os.getpid())
+        return self._fit_lasting(0.4 if first else 0.12, X, y)

@@ -106,15 +106,22 @@ def test_each_case_runs_in_fresh_processes_in_shuffled_order(workdir, faults):
     processes = defaultdict(list)
     for label, pid, _ in fits:
         processes[label].append(pid)
-    for label in "ab":
-        assert len(set(processes[label])) == 4  # four rounds, four processes
-        assert all(processes[label].count(pid) == 3 for pid in set(processes[label]))  # cold + 2 warm each
-    firsts = [label for i, (label, pid, _) in enumerate(fits) if i % 6 == 0]  # who started each round
-    assert firsts != ["a"] * 4  # the baseline is not always first
     runs = {r.data.params["implementation"]: r for r in store_runs("rounds") if "mlflow.parentRunId" in r.data.tags}
+    order = [pid for _, pid, _ in fits]
+    starts = []  # which case each process ran, in the order the processes started
+    for label in "ab":
+        pids = set(processes[label])
+        assert len(pids) == 4  # four rounds, four processes
+        # every fit a process ran is a value, or its warm-up (the first process always has one)
+        m = runs[label].data.metrics
+        assert len(processes[label]) == m["fit_repeats"] + (4 if m["fit_warmups"] else 1)
+        assert all(processes[label].count(pid) >= 2 for pid in pids)  # at least two values a process
+        starts += [(order.index(pid), label) for pid in pids]
+    firsts = [label for _, label in sorted(starts)][::2]  # who started each round
+    assert firsts != ["a"] * 4  # the baseline is not always first
     for run in runs.values():
         assert run.data.params["rounds"] == "4"
-        assert run.data.metrics["fit_repeats"] == 8 and "fit_time_rounds_cv" in run.data.metrics
+        assert run.data.metrics["fit_repeats"] >= 8 and "fit_time_rounds_cv" in run.data.metrics
         assert run.data.metrics["fit_processes"] == 4
     assert runs["b"].data.metrics["speedup_fit_ci_level"] == pytest.approx(1 - 2 / 70)  # 4 processes against 4
 

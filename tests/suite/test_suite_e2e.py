@@ -60,7 +60,9 @@ def test_cases_that_ran_have_params_times_and_quality(suite_store):
         assert run.info.status == "FINISHED"
         assert run.data.params["dtype"] == "float32"
         history = client.get_metric_history(run.info.run_id, "fit_time_repeat_s")
-        assert sorted(m.step for m in history) == [0, 1, 2, 3]  # 2 repeats in each of 2 processes
+        # at least 2 repeats in each of 2 processes; more where a fit is short (the plan's values)
+        assert sorted(m.step for m in history) == list(range(int(run.data.metrics["fit_repeats"])))
+        assert len(history) >= 4
         processes = client.get_metric_history(run.info.run_id, "fit_time_process_s")
         assert sorted(m.step for m in processes) == [0, 1]
         if run.data.params["implementation"] == "sklearn":
@@ -121,7 +123,8 @@ def test_a_fit_shorter_than_the_clock_holds_is_timed_in_loops_on_the_run_and_in_
                   and r.data.params["implementation"] == "sklearn")
     m = linear.data.metrics
     assert m["fit_loops"] > 1 and m["fit_time_s"] < SHORT_CALL_S
-    assert len(client.get_metric_history(linear.info.run_id, "fit_time_repeat_s")) == 4  # 2 repeats × 2 processes
+    # 2 repeats × 2 processes at least; more for a call this short (values enough to outweigh its process)
+    assert len(client.get_metric_history(linear.info.run_id, "fit_time_repeat_s")) == m["fit_repeats"] > 4
     long_fit = next(r for r in runs if r.data.params.get("implementation") == "sklearn"
                     and r.data.params["pairing"] == "random_forest")
     assert long_fit.data.metrics["fit_loops"] == 1 and long_fit.data.metrics["fit_time_s"] >= SHORT_CALL_S

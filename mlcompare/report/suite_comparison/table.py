@@ -33,6 +33,7 @@ import pandas as pd
 
 from mlcompare.data.cache import human_count
 from mlcompare.measure.stats import benjamini_hochberg, mann_whitney_u, rank_test, ratio_interval, smallest_p
+from mlcompare.measure.stopping import rule_levels
 from mlcompare.pairings.quality import DEFAULT_TOLERANCE, HIGHER_IS_BETTER, METRICS, quality_delta
 from mlcompare.records import Status
 from mlcompare.report import results
@@ -112,6 +113,11 @@ def compare_suites(a: StoredSuite, b: StoredSuite, confidence: float = 0.95,
     """
     pairs, only_a, only_b = match_cases(a.cases, b.cases)
     rows = [_row(ra, rb, confidence, quality_tolerance) for ra, rb in pairs]
+    cap = min(_ratio_level_of_rule(a), _ratio_level_of_rule(b))  # cases stopped by a rule: its real level
+    for row in rows:
+        for name, _, _ in TIMES:
+            if isinstance(row.get(f"{name}_level"), float) and not math.isnan(row[f"{name}_level"]):
+                row[f"{name}_level"] = min(row[f"{name}_level"], cap)
     _judge_family(rows, 1 - confidence)
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     samples = [{name: (ra.history.get(history, []), rb.history.get(history, [])) for name, _, history in TIMES}
@@ -155,6 +161,18 @@ def params_agree(a: StoredRun, b: StoredRun) -> list[str]:
     """The estimator parameters both logged with different values, as 'name: a → b' (empty: same case)."""
     pa, pb = estimator_params(a), estimator_params(b)
     return [f"{k}: {pa[k]} → {pb[k]}" for k in sorted(pa.keys() & pb.keys()) if pa[k] != pb[k]]
+
+
+def _ratio_level_of_rule(suite: StoredSuite) -> float:
+    """The most a speed-up's level may state for cases of `suite` (`measure.stopping.rule_levels`;
+    1 for a suite that ran a fixed number of processes, or was recorded before the rule)."""
+    params = suite.run.params
+    try:
+        rounds, low, precision = (int(params["suite_rounds"]), int(params["suite_min_rounds"]),
+                                  float(params["suite_precision"]))
+    except (KeyError, ValueError):
+        return 1.0
+    return rule_levels(low, rounds, precision)[1]
 
 
 def match_cases(a: list[StoredRun], b: list[StoredRun]) -> tuple[list[tuple[StoredRun, StoredRun]], list[str],

@@ -1,0 +1,69 @@
+"""A case's plan: a warm-up only where its first call differs, values enough for its process's
+cost, and the decisions on its run."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from conftest import faults_experiment, run_cli, store_runs
+
+from mlcompare.suite.plan import WARMUP_TOLERANCE, Overheads, first_call_differs, warmup_plan
+
+
+def test_a_first_call_differs_only_beyond_the_tolerance():
+    assert not first_call_differs(1.0, [1.0, 0.99, 1.01], loops=1)
+    assert not first_call_differs(1 + WARMUP_TOLERANCE - 1e-9, [1.0], loops=1)
+    assert first_call_differs(1 + WARMUP_TOLERANCE + 1e-6, [1.0], loops=1)
+    assert first_call_differs(1.0, [1.0], loops=20)  # values are loop means: the first call only chose loops
+    assert first_call_differs(1.0, [], loops=1)  # nothing to compare with: kept
+
+
+def test_the_plan_reads_the_first_process_of_each_call():
+    first = {"status": "ok", "fit_times": [0.50, 0.51], "predict_times": [0.010, 0.011],
+             "metrics": {"fit_cold_time_s": 0.505, "fit_loops": 1, "predict_cold_time_s": 0.05, "predict_loops": 1}}
+    plan = warmup_plan(first)
+    assert (plan.fit, plan.predict) == (False, True)
+    assert plan.spec() == {"fit_warmup": False, "predict_warmup": True}
+    assert "fit: first call 1.00× the next ones' median (≤ 1.03): the first value from process 2 on" in plan.note
+    assert "predict: first call 4.76× the next ones' median (> 1.03): a warm-up in every process" in plan.note
+
+
+def test_the_overhead_of_a_kind_of_process_is_the_median_of_those_measured():
+    overheads = Overheads()
+    assert overheads.typical("forked") == pytest.approx(0.15)
+    for wall, model in ((1.0, 0.8), (2.0, 1.7), (9.0, 1.0)):
+        overheads.add({"status": "ok", "process": "forked", "process_wall_s": wall, "model_time_s": model})
+    assert overheads.typical("forked") == pytest.approx(0.3)  # 0.2, 0.3, 8.0: one slow start does not decide
+    assert overheads.typical("fresh") == pytest.approx(0.15)
+
+
+def test_a_slow_first_fit_keeps_its_warm_up_and_a_steady_one_is_the_first_value(workdir, faults):
+    """Real fits in real processes: `first_slow`'s first fit of each process lasts 0.4 s against
+    0.12 s after; `steady`'s is like the others. Counting the fits each process really ran: every
+    process of `first_slow` spends one fit apart, `steady` only its first."""
+    path = faults_experiment(workdir, ["sklearn", "steady", "first_slow"], sizes=[300])
+    path.write_text(path.read_text().replace("rounds: 1", "rounds: 3"))
+    result = run_cli("run", str(path), "--quiet", cwd=workdir, env=faults)
+    assert result.returncode == 0, result.stderr
+    runs = {r.data.params["implementation"]: r for r in store_runs("faults") if "mlflow.parentRunId" in r.data.tags}
+    fits = Counter(line.split()[0] for line in (workdir / "faults" / "fits").read_text().splitlines())
+    steady, slow = runs["steady"], runs["first_slow"]
+    assert steady.data.metrics["fit_processes"] == slow.data.metrics["fit_processes"] == 3
+    # steady: one warm-up in its first process, none after
+    assert steady.data.metrics["fit_warmups"] == 0
+    assert fits["steady"] == steady.data.metrics["fit_repeats"] + 1
+    assert "fit: first call 1.0" in steady.data.tags["warmup_plan"]
+    assert "the first value from process 2 on" in steady.data.tags["warmup_plan"]
+    # first_slow: a warm-up in every process, and its values are the 0.12 s fits only
+    assert slow.data.metrics["fit_warmups"] == 1
+    assert fits["first_slow"] == slow.data.metrics["fit_repeats"] + 3
+    assert "a warm-up in every process" in slow.data.tags["warmup_plan"].split(";")[0]
+    assert slow.data.metrics["fit_time_s"] == pytest.approx(0.12, rel=0.2)
+    assert slow.data.metrics["fit_cold_time_s"] == pytest.approx(0.4, rel=0.2)
+    # the values of a process add up to at least 1.5 × what it spends around them (a kept warm-up
+    # included): a 0.12 s fit gets several values a process
+    assert slow.data.metrics["fit_repeats"] >= 3 * 4
+    for run in (steady, slow):
+        assert run.data.tags["rounds_stop"].startswith("3 processes")
+        assert run.data.metrics["reported_time_s"] < run.data.metrics["model_time_s"]
