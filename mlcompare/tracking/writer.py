@@ -83,9 +83,15 @@ class Recorder:
 
         MLflow 3.17's UI does not read the tag when it picks the view it opens (its GenAI /
         Model training switch decides, GenAI by default): `runs_page` links the runs table.
+
+        On a tracking server the tag is written even when it is there (its own value again): the
+        suite's first write, so that a user who may only read the experiment is refused here
+        (`StoreRefused`, HTTP 403), before any run is created.
         """
         tags = self.client.get_experiment(self.experiment_id).tags
-        if EXPERIMENT_KIND_TAG not in tags:
+        if EXPERIMENT_KIND_TAG in tags and self.tracking_uri.startswith(("http://", "https://")):
+            self.client.set_experiment_tag(self.experiment_id, EXPERIMENT_KIND_TAG, tags[EXPERIMENT_KIND_TAG])
+        elif EXPERIMENT_KIND_TAG not in tags:
             try:
                 self.client.set_experiment_tag(self.experiment_id, EXPERIMENT_KIND_TAG, MODEL_TRAINING_KIND)
             except MlflowException:
