@@ -319,7 +319,7 @@ class Recorder(Protocol):
     """What a suite needs of whatever records it: `mlcompare.tracking.writer.Recorder` (MLflow),
     or a plain one (bench/gpu_check.py writes JSON lines), which may start from `PlainRecorder`."""
 
-    tracking_uri: str
+    tracking_uri: str  # the store, as it may be shown: no password or token (`mlcompare.redaction`)
 
     def start_suite(self, run_name: str, params: dict[str, Any], tags: dict[str, str],
                     system_metrics: bool = False) -> str: ...

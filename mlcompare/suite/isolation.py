@@ -27,6 +27,7 @@ from mlcompare.measure.timed_lock import Turns
 from mlcompare.measure.timing import FIRST_FIT
 from mlcompare.measure.worker import PARENT_PID_ENV
 from mlcompare.records import CaseRecord, CaseSpec, Failure, Recorder, Status
+from mlcompare.redaction import redact
 from mlcompare.suite.interrupts import Interrupted, SignalGuard
 from mlcompare.suite.warm_worker import ForkedCase, SpawnedCase, WarmWorker, WorkerLost, forkable, preloads
 
@@ -87,9 +88,20 @@ def case_processes(cases: list[Case], allowed: tuple[str, ...], skip_reason: Cal
             server.shutdown()
 
 
+#: The store's secrets, which a case's process (and the Dask workers a case starts) never needs:
+#: it never talks to MLflow (the suite records it). Dropped from its environment.
+_STORE_SECRETS = ("MLFLOW_TRACKING_PASSWORD", "MLFLOW_TRACKING_TOKEN")
+#: The store's URIs, kept for what may read them there, their passwords and tokens masked.
+_STORE_URIS = ("MLFLOW_TRACKING_URI", "MLFLOW_REGISTRY_URI")
+
+
 def worker_env() -> dict[str, str]:
-    """The environment of a case's process (and of the warm worker): this one, mlcompare importable."""
-    env = dict(os.environ)
+    """The environment of a case's process (and of the warm worker): this one, mlcompare
+    importable, without the tracking store's password or token (estimators' code runs there)."""
+    env = {k: v for k, v in os.environ.items() if k not in _STORE_SECRETS}
+    for name in _STORE_URIS:
+        if name in env:
+            env[name] = redact(env[name])
     package_root = str(Path(mlcompare.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
     env[PARENT_PID_ENV] = str(os.getpid())

@@ -1,9 +1,15 @@
-"""The MLflow client both sides of tracking use: retried while the store is locked, paginated.
+"""The MLflow client both sides of tracking use: retried while the store is locked, paginated,
+refusals made one line, secrets kept out of its errors.
 
 Several suites may write to one store at once. SQLite answers "database is locked" when
 another writer holds it for longer than its busy timeout: every call here is retried
 then. Creating a new SQLite store is serialised between processes on this machine, as two
 processes creating the same store's tables at once fail.
+
+A tracking server that refuses the login (HTTP 401) or the permission (HTTP 403) makes the
+call raise `StoreRefused`, an input error: one line naming the server, what it refused and
+what to set. MLflow's errors name the URL they called, password included: every error
+leaving this client has its URIs masked (`mlcompare.redaction`).
 """
 
 from __future__ import annotations
@@ -17,7 +23,11 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator, TypeVar
 
 import mlflow
+from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
+
+from mlcompare.errors import InputError
+from mlcompare.redaction import redact
 
 _LOCKED = ("database is locked", "database table is locked")
 _RETRY_FOR_S = 300.0
@@ -39,15 +49,99 @@ def _retrying(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         pause = min(pause * 2, 2.0)
 
 
-class _Client:
-    """An MlflowClient whose every method is retried while the store is locked."""
+class StoreRefused(InputError):
+    """The tracking server refused the login (401) or the permission (403): bad input, one line
+    naming the server (masked), what was refused and what to set; the CLI exits 2."""
 
-    def __init__(self, client: MlflowClient) -> None:
+
+#: `MlflowException.error_code` of a refused login and of a refused permission, as MLflow's
+#: REST API documents them (HTTP 401 and 403).
+UNAUTHENTICATED, PERMISSION_DENIED = "UNAUTHENTICATED", "PERMISSION_DENIED"
+#: What a client call asks of the server, in words ({} is its first argument).
+_WHAT = {"get_experiment_by_name": "reading experiment {!r}", "get_experiment": "reading experiment {}",
+         "search_experiments": "listing the experiments", "create_experiment": "creating experiment {!r}",
+         "set_experiment_tag": "writing to experiment {}", "search_runs": "searching the runs of experiment {}",
+         "create_run": "creating a run in experiment {}", "get_run": "reading run {}",
+         "get_metric_history": "reading the metrics of run {}"}
+_WRITES = ("create", "set", "log", "delete", "update")
+
+
+def _login_user(tracking_uri: str) -> str | None:
+    """The user name the request was sent with: the URI's user-info wins (requests puts it in the
+    Authorization header over MLflow's), else MLFLOW_TRACKING_USERNAME."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        user = urlsplit(tracking_uri).username
+    except ValueError:
+        user = None
+    return unquote(user) if user else os.environ.get("MLFLOW_TRACKING_USERNAME") or None
+
+
+def _what(client: MlflowClient, name: str, args: tuple[Any, ...]) -> str:
+    """The refused call in words: `creating a run in experiment 'tiny' (id 3)`."""
+    subject: Any = args[0] if args else ""
+    if isinstance(subject, (list, tuple)):
+        subject = ", ".join(map(str, subject))
+    if name in ("create_run", "set_experiment_tag", "get_experiment", "search_runs") and str(subject).isdigit():
+        try:  # the name the user knows it by; the server may refuse this too
+            subject = f"{client.get_experiment(str(subject)).name!r} (id {subject})"
+        except Exception:  # noqa: BLE001 - the id is said then
+            pass
+    if name in _WHAT:
+        return _WHAT[name].format(subject)
+    return f"{name} ({subject})" if subject != "" else name
+
+
+def refusal(exc: MlflowException, tracking_uri: str, client: MlflowClient, name: str,
+            args: tuple[Any, ...]) -> StoreRefused | None:
+    """The one-line error for a refused login or permission, or None for any other error."""
+    code = getattr(exc, "error_code", None)
+    if code not in (UNAUTHENTICATED, PERMISSION_DENIED):
+        return None
+    server, user, what = redact(tracking_uri), _login_user(tracking_uri), _what(client, name, args)
+    if code == UNAUTHENTICATED:
+        who = f"the login of user {user!r}" if user else "a request without a login"
+        return StoreRefused(server, None, f"the tracking server refused {who} (HTTP 401) while {what}: set "
+                            "MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD to an account of this server")
+    need = "EDIT" if name.startswith(_WRITES) else "READ"
+    who = f"user {user!r}" if user else "this request (no login)"
+    return StoreRefused(server, None, f"the tracking server refused {who} permission (HTTP 403) for {what}: "
+                        f"it needs {need} permission on the experiment; ask an admin of the server to grant it, or "
+                        "set MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD to a user who has it")
+
+
+def scrub(exc: BaseException) -> None:
+    """Mask every URI of the exception's message, in place (its traceback is kept)."""
+    if isinstance(exc, MlflowException):
+        exc.message = redact(exc.message)
+    exc.args = tuple(redact(a) if isinstance(a, str) else a for a in exc.args)
+
+
+class _Client:
+    """An MlflowClient whose every method is retried while the store is locked, whose refusals
+    are `StoreRefused` and whose errors name no secret."""
+
+    def __init__(self, client: MlflowClient, tracking_uri: str) -> None:
         self._client = client
+        self._tracking_uri = tracking_uri
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._client, name)
-        return functools.partial(_retrying, attr) if callable(attr) else attr
+        return functools.partial(self._call, name, attr) if callable(attr) else attr
+
+    def _call(self, name: str, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return _retrying(method, *args, **kwargs)
+        except MlflowException as exc:
+            refused = refusal(exc, self._tracking_uri, self._client, name, args)
+            if refused is not None:
+                raise refused from None
+            scrub(exc)
+            raise
+        except Exception as exc:  # noqa: BLE001 - any error may name the URL it called
+            scrub(exc)
+            raise
 
 
 @contextmanager
@@ -73,8 +167,15 @@ def _store_creation_lock(tracking_uri: str) -> Iterator[None]:
 def open_client(tracking_uri: str | None = None) -> Any:
     """A retrying client of the store MLflow resolves, created safely next to other suites."""
     uri = tracking_uri or mlflow.get_tracking_uri()
+    # MLflow prints "View run ... at: URL" to stdout when a run ends on a server, the URL with the
+    # password of the URI in it; the suite says where its runs are itself, masked
+    os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"
     with _store_creation_lock(uri):
-        return _Client(_retrying(MlflowClient, uri))
+        try:
+            return _Client(_retrying(MlflowClient, uri), uri)
+        except Exception as exc:  # noqa: BLE001 - a database store's error may name its URI
+            scrub(exc)
+            raise
 
 
 def paginate(search: Callable[..., Any], *args: Any, **kwargs: Any) -> list[Any]:

@@ -8,6 +8,7 @@ from typing import Any
 import mlflow
 
 from mlcompare.records import Status, StoredRun, StoredSuite
+from mlcompare.redaction import redact
 from mlcompare.tracking.client import open_client, paginate
 
 SUITE_FILTER = "tags.`mlcompare.kind` = 'suite'"
@@ -30,7 +31,8 @@ class SelectionError(LookupError):
 
 
 def store_uri() -> str:
-    return mlflow.get_tracking_uri()
+    """The store MLflow resolves, as it may be shown (its password and tokens masked)."""
+    return redact(mlflow.get_tracking_uri())
 
 
 def find_suites(experiments: list[str] | None = None, run_ids: list[str] | None = None) -> list[StoredSuite]:

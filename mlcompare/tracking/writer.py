@@ -3,7 +3,9 @@
 A suite is a parent run; each case is a child run nested under it. Under `mlflow run`
 the parent is the run `mlflow run` created (found through MLFLOW_RUN_ID), otherwise the
 suite creates and closes its own. The store is whatever MLflow resolves: the
-MLFLOW_TRACKING_URI when set, else MLflow's own default (SQLite `mlflow.db` here).
+MLFLOW_TRACKING_URI when set, else MLflow's own default (SQLite `mlflow.db` here). What is
+shown of it (`tracking_uri`, the runs-page link) and every param and tag value logged has its
+secrets masked (`mlcompare.redaction`).
 
 After `write_behind`, child runs are written by a thread of their own while the suite
 goes on (`behind`); every call that reads the store or closes the suite waits for it.
@@ -18,12 +20,14 @@ import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
+from urllib.parse import urlsplit
 
 import mlflow
 from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
 from mlflow.exceptions import MlflowException
 
 from mlcompare.records import CASE_FINGERPRINT_TAG, EXPERIMENT_FINGERPRINT_TAG, StoredSuite, check_names
+from mlcompare.redaction import carries_secret, redact
 from mlcompare.tracking.client import open_client, paginate
 from mlcompare.tracking.housekeeping import Housekeeping
 from mlcompare.tracking.reader import load_suite
@@ -48,7 +52,8 @@ class Recorder:
 
     def __init__(self, experiment_name: str) -> None:
         self.client = open_client()
-        self.tracking_uri = mlflow.get_tracking_uri()
+        #: the store as it may be shown: its password and tokens masked
+        self.tracking_uri = redact(mlflow.get_tracking_uri())
         self.outer_run_id = os.environ.get("MLFLOW_RUN_ID")  # set by `mlflow run`
         if self.outer_run_id:
             self.experiment_id = self.client.get_run(self.outer_run_id).info.experiment_id
@@ -78,9 +83,15 @@ class Recorder:
 
         MLflow 3.17's UI does not read the tag when it picks the view it opens (its GenAI /
         Model training switch decides, GenAI by default): `runs_page` links the runs table.
+
+        On a tracking server the tag is written even when it is there (its own value again): the
+        suite's first write, so that a user who may only read the experiment is refused here
+        (`StoreRefused`, HTTP 403), before any run is created.
         """
         tags = self.client.get_experiment(self.experiment_id).tags
-        if EXPERIMENT_KIND_TAG not in tags:
+        if EXPERIMENT_KIND_TAG in tags and self.tracking_uri.startswith(("http://", "https://")):
+            self.client.set_experiment_tag(self.experiment_id, EXPERIMENT_KIND_TAG, tags[EXPERIMENT_KIND_TAG])
+        elif EXPERIMENT_KIND_TAG not in tags:
             try:
                 self.client.set_experiment_tag(self.experiment_id, EXPERIMENT_KIND_TAG, MODEL_TRAINING_KIND)
             except MlflowException:
@@ -95,8 +106,10 @@ class Recorder:
         Model training view, which MLflow 3.17 does not open by default)."""
         fragment = f"#/experiments/{self.experiment_id}/runs?workflowType=machine_learning"
         uri = self.tracking_uri
-        if uri.startswith(("http://", "https://")):
-            return f"{uri.rstrip('/')}/{fragment}"
+        if uri.startswith(("http://", "https://")):  # the browser asks for the login itself
+            parts = urlsplit(uri)
+            bare = parts._replace(netloc=parts.netloc.rpartition("@")[2], query="", fragment="").geturl()
+            return f"{bare.rstrip('/')}/{fragment}"
         local = uri.startswith("sqlite:///") and Path(uri[len("sqlite:///"):]).resolve() == Path("mlflow.db").resolve()
         command = "mlflow ui" if local else f"mlflow ui --backend-store-uri {uri}"
         return f"`{command}`, then http://127.0.0.1:5000/{fragment}"
@@ -106,6 +119,7 @@ class Recorder:
         if self.outer_run_id:
             self.parent_id = self.outer_run_id
             self.client.set_tag(self.parent_id, "mlflow.runName", _clip(run_name, _MAX_RUN_NAME_LEN))
+            self._mask_launcher_tags()
         else:
             self.parent_id = self.client.create_run(self.experiment_id,
                                                     run_name=_clip(run_name, _MAX_RUN_NAME_LEN)).info.run_id
@@ -116,6 +130,15 @@ class Recorder:
             self._sampler = SuiteSampler(self.parent_id)
             self._sampler.start()
         return self.parent_id
+
+    def _mask_launcher_tags(self) -> None:
+        """`mlflow run` tags its run with the project's source and git remote (`mlflow.source.name`,
+        `mlflow.source.git.repoURL`), a token in the remote's URL included: masked here, on the run
+        the suite was given."""
+        tags = self.client.get_run(self._parent()).data.tags
+        masked = {k: redact(v) for k, v in tags.items() if carries_secret(v)}
+        if masked:
+            self._log(self._parent(), tags=masked)
 
     def write_behind(self, turn: Turn | None = None, hold: bool = False) -> None:
         """From now on `log_case` queues the run and returns at once; a thread writes the queue
@@ -179,8 +202,8 @@ class Recorder:
         self._log(run_id, params=params, metrics=metrics, tags=tags, history=history)
         if dataset:
             self._log_dataset(run_id, _dataset_input(dataset))
-        for name, text in (texts or {}).items():
-            self.client.log_text(run_id, text, name)
+        for name, text in (texts or {}).items():  # a worker's stderr, say: whatever it printed
+            self.client.log_text(run_id, redact(text), name)
         self.client.set_terminated(run_id, status)
         self._open.discard(run_id)
         return run_id
@@ -274,8 +297,8 @@ class Recorder:
         check_names("suite" if run_id == self.parent_id else "case", params or {},
                     {**(metrics or {}), **(history or {})}, tags or {})
         now = int(time.time() * 1000)
-        p = [Param(k, _clip(v)) for k, v in (params or {}).items()]
-        t = [RunTag(k, _clip(v)) for k, v in (tags or {}).items()]
+        p = [Param(k, _clip(redact(str(v)))) for k, v in (params or {}).items()]
+        t = [RunTag(k, _clip(redact(str(v)))) for k, v in (tags or {}).items()]
         m = [Metric(k, float(v), now, 0) for k, v in (metrics or {}).items() if v is not None]
         m += [Metric(k, float(v), now, step) for k, values in (history or {}).items()
               for step, v in enumerate(values)]
@@ -289,7 +312,7 @@ def attach(run_id: str, files: dict[str, str | bytes], tags: dict[str, str] | No
     _upload(client, run_id, files)
     if tags:
         check_names("suite", tags=tags)
-        client.log_batch(run_id, tags=[RunTag(k, _clip(v)) for k, v in tags.items()])
+        client.log_batch(run_id, tags=[RunTag(k, _clip(redact(str(v)))) for k, v in tags.items()])
 
 
 def _upload(client: Any, run_id: str, files: dict[str, str | bytes]) -> None:
@@ -308,7 +331,7 @@ def _upload(client: Any, run_id: str, files: dict[str, str | bytes]) -> None:
 
 def _dataset_input(info: dict[str, Any]) -> DatasetInput:
     """The data a case used, as MLflow's dataset entity (shown in the run's Datasets panel)."""
-    source = str(info["source"])
+    source = redact(str(info["source"]))  # a download URL may carry a token
     source_type = "http" if source.startswith("http") else "code" if source.startswith(("synthetic:", "sklearn.")) \
         else "local"
     schema = {"mlflow_colspec": [{"type": "float" if info["dtype"] == "float32" else "double",

@@ -67,3 +67,19 @@ def test_a_hung_case_is_killed_at_its_timeout(tmp_path):
     record = run_isolated(_spec(tmp_path), timeout_s=0.2)
     assert record["status"] == "failed" and record["error"].startswith("timeout")
     assert record["failure"] == "timeout"
+
+
+def test_a_cases_process_gets_no_password_or_token_of_the_store(monkeypatch):
+    """Estimators' code runs there, and the Dask workers a case starts inherit it: it never talks to
+    MLflow (the suite records the case), so the store's secrets stay in the suite's process."""
+    from mlcompare.suite.isolation import worker_env
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://bob:uri-secret@127.0.0.1:5000")
+    monkeypatch.setenv("MLFLOW_TRACKING_USERNAME", "bob")
+    monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", "env-secret")
+    monkeypatch.setenv("MLFLOW_TRACKING_TOKEN", "token-secret")
+    env = worker_env()
+    assert env["MLFLOW_TRACKING_URI"] == "http://bob:***@127.0.0.1:5000"
+    assert env["MLFLOW_TRACKING_USERNAME"] == "bob"
+    assert "MLFLOW_TRACKING_PASSWORD" not in env and "MLFLOW_TRACKING_TOKEN" not in env
+    assert not [k for k, v in env.items() if "secret" in v]
