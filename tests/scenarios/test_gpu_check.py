@@ -45,6 +45,35 @@ def _blocked(folder):
     return folder
 
 
+#: Every stage gpu_check.py knows (gpu-first.yaml has the first two only), at small sizes.
+STAGED = """\
+    name: staged
+    rounds: 1
+    timeout_s: 90
+    datasets:
+      - {generator: classification, n_samples: [400, 900], n_features: 5}
+      - {generator: regression, n_samples: 400, n_features: 5}
+      - {generator: blobs, n_samples: 400, n_features: 5, centers: 8, cluster_std: 4.0}
+    pairings: [gradient_boosting, gradient_boosting_regressor, random_forest, random_forest_regressor, kmeans,
+               linear_regression]
+"""
+
+
+def test_the_first_lease_plans_the_boosting_then_the_forests_with_a_level_for_every_case():
+    """gpu-first.yaml: three xgboost_gpu and two xgboost_rf_gpu cases beside their CPU
+    counterparts, boosting first, each in four or five processes (a level for every case)."""
+    from mlcompare.config.experiment import load_experiment
+
+    experiment = load_experiment(REPO / "experiments" / "gpu-first.yaml")
+    cases = experiment.cases()
+    by_impl = {name: [c for c in cases if c.implementation.name == name] for name in ("xgboost_gpu", "xgboost_rf_gpu")}
+    assert len(by_impl["xgboost_gpu"]) == 3 and len(by_impl["xgboost_rf_gpu"]) == 2
+    assert all(any(c.is_baseline and c.group == gpu.group for c in cases) for gpu in sum(by_impl.values(), []))
+    assert (experiment.min_rounds, experiment.rounds) == (4, 5) and experiment.precision > 0
+    plan = [name for name, _ in _bench_module().stages(experiment, 300_000)]
+    assert plan == ["boosting", "forests"]
+
+
 def test_without_mlflow_or_a_gpu_it_runs_in_stages_and_returns_three_files(workdir):
     """gpu-first.yaml's pairings at small sizes, MLflow, cuDF and cuML broken: the probe, every
     check skipped with its reason, the stages in order (boosting first), the GPU cases skipped
@@ -53,11 +82,7 @@ def test_without_mlflow_or_a_gpu_it_runs_in_stages_and_returns_three_files(workd
     import tarfile
 
     blocker = _blocked(workdir / "blocker")
-    first = (REPO / "experiments" / "gpu-first.yaml").read_text()
-    small = first.replace("[100000, 300000, 1000000]", "[400, 900]").replace("[100000, 300000]", "[400]") \
-        .replace("n_samples: 100000", "n_samples: 400").replace("n_features: 64", "n_features: 5")
-    assert small != first
-    experiment = write(workdir / "check.yaml", small)
+    experiment = write(workdir / "check.yaml", STAGED)
     out, data = workdir / "out", workdir / "data-elsewhere"
     env = cli_env()
     env["PYTHONPATH"] = f"{blocker}:{env['PYTHONPATH']}"
