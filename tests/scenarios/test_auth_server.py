@@ -14,19 +14,14 @@ import base64
 import json
 import os
 import secrets
-import signal
-import subprocess
-import sys
-import time
 import urllib.request
-from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from conftest import run_cli, write
 from mlflow.tracking import MlflowClient
-from postgres_server import free_port
+from mlflow_server import mlflow_server
 
 pytest.importorskip("flask_wtf", reason="MLflow's auth extra is not installed (the dev extra has it)")
 
@@ -75,21 +70,8 @@ def server(tmp_path_factory):
                       "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
     env |= {"MLFLOW_AUTH_CONFIG_PATH": str(config), "MLFLOW_FLASK_SERVER_SECRET_KEY": secrets.token_hex(16)}
-    port = free_port()
-    with ExitStack() as stack:
-        log = stack.enter_context(open(root / "server.log", "w"))
-        process = subprocess.Popen(
-            [sys.executable, "-m", "mlflow", "server", "--app-name", "basic-auth",
-             "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}", "--artifacts-destination",
-             str(root / "artifacts"), "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
-            cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        stack.callback(_stop, process)
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 180
-        while not _healthy(url):
-            assert process.poll() is None, (root / "server.log").read_text()[-3000:]
-            assert time.monotonic() < deadline, (root / "server.log").read_text()[-3000:]
-            time.sleep(0.5)
+    with mlflow_server(root, f"sqlite:///{root / 'mlflow.db'}", "--app-name", "basic-auth", env=env) as url:
+        port = int(url.rsplit(":", 1)[1])
         found = Server(url, port, root, admin_password, password)
         found.as_admin("/api/2.0/mlflow/users/create", {"username": "bob", "password": password})
         denied = found.as_admin("/api/2.0/mlflow/experiments/create", {"name": "admins-only"})["experiment_id"]
@@ -98,22 +80,6 @@ def server(tmp_path_factory):
         found.as_admin("/api/2.0/mlflow/experiments/create", {
             "name": "read-only", "tags": [{"key": "mlflow.experimentKind", "value": "custom_model_development"}]})
         yield found
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/health", timeout=5) as answer:
-            return answer.status == 200
-    except OSError:
-        return False
-
-
-def _stop(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
-    process.wait(timeout=60)
 
 
 def _files_holding(root: Path, secret: str) -> list[str]:

@@ -4,18 +4,16 @@ PostgreSQL cannot be started; CI installs it (.ci/run)."""
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from contextlib import ExitStack
 
 import pytest
 from conftest import cli_env, faults_experiment, start_cli, store_runs, write
 from mlflow.tracking import MlflowClient
-from postgres_server import Unavailable, free_port, postgres
+from mlflow_server import mlflow_server
+from postgres_server import Unavailable, postgres
 
 psycopg2 = pytest.importorskip("psycopg2", reason="psycopg2 is not installed (the dev extra has it)")
 
@@ -29,37 +27,7 @@ def tracking_server(tmp_path_factory):
             backend = stack.enter_context(postgres())
         except Unavailable as why:
             pytest.skip(f"PostgreSQL cannot be started here: {why}")
-        port = free_port()
-        log = stack.enter_context(open(root / "server.log", "w"))
-        server = subprocess.Popen(
-            [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", backend,
-             "--artifacts-destination", str(root / "artifacts"), "--host", "127.0.0.1", "--port", str(port),
-             "--workers", "1"],
-            cwd=root, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        stack.callback(_stop, server)
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 180
-        while not _healthy(url):
-            assert server.poll() is None, (root / "server.log").read_text()[-3000:]
-            assert time.monotonic() < deadline, (root / "server.log").read_text()[-3000:]
-            time.sleep(0.5)
-        yield url
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/health", timeout=5) as answer:
-            return answer.status == 200
-    except OSError:
-        return False
-
-
-def _stop(server: subprocess.Popen) -> None:
-    try:
-        os.killpg(server.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
-    server.wait(timeout=60)
+        yield stack.enter_context(mlflow_server(root, backend))
 
 
 def test_suites_write_to_a_tracking_server_backed_by_postgresql(tracking_server, workdir, faults):
