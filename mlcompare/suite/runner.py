@@ -397,7 +397,10 @@ def _spread_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment
 
     jobs: list[dask_distribution.Job] = []
     bases: dict[int, CaseRecord] = {}
-    for number in range(1, experiment.rounds + 1):
+    # every process is scheduled up front: no case can stop early, so each gets the fewest the
+    # rule allows, and its intervals the exact levels of that count
+    count = stopping_rule(experiment).min_rounds
+    for number in range(1, count + 1):
         for index, case in todo:
             made = case_spec(case, experiment, experiment.threads, prepared, scratch / f"pred-{index}.npy")
             if "status" in made[0]:  # its dataset could not be prepared
@@ -410,7 +413,7 @@ def _spread_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment
             bases[index] = base
             jobs.append(dask_distribution.Job(index, spec, case.dataset, base["dataset_sha256"],
                                    case.implementation.device == "gpu"))
-    if experiment.rounds > 1:
+    if count > 1:
         random.Random(experiment_seed(experiment)).shuffle(jobs)
 
     def started(job: dask_distribution.Job) -> None:
@@ -426,7 +429,7 @@ def _spread_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment
             record["predictions_path"] = str(path)
         done = rounds.setdefault(index, [])
         done.append(record)
-        expected = experiment.rounds if index in bases else 1
+        expected = count if index in bases else 1
         if len(done) == expected or record["status"] == Status.KILLED:
             yield index, pool_rounds(done)
 
