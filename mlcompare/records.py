@@ -118,7 +118,7 @@ class CaseRecord(TypedDict, total=False):
     cluster: dict[str, Any]
     process: str  # "forked" (from the suite's warm worker) or "fresh" (a new Python process)
     process_wall_s: float  # the process's wall, launch to record (`suite.plan.Overheads`)
-    warmup_plan: str  # what the case's first process decided for the others (`suite.plan`)
+    warmup_plan: str  # what the case's processes decided about warm-ups, and why (`suite.plan`)
     rounds_stop: str  # why the case has the processes it has (`suite.plan.Stopping`)
     threads: int
     load_reader: str  # what read the cached dataset: "pyarrow" (host memory) or "cudf" (device memory)

@@ -122,7 +122,7 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     planned = "process_overhead_s" in spec
     fit_min_s = min_time_s
     if planned:
-        fit_min_s = timing.values_time_s(min_time_s, spec["process_overhead_s"] + (cold if warm_up_fit else 0.0))
+        fit_min_s = timing.values_time_s(min_time_s, spec["process_overhead_s"])
     with metering:
         fits = timing.repeat(fitter(data), sync, repeats, fit_min_s, first=None if warm_up_fit else (first_model, cold))
     model, fit_times = fits.result, fits.times
@@ -141,7 +141,7 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     # the host inside every timed call, the first call apart; or labels / an embedding
     finish = dask_cluster.collect if cluster is not None else None
     outputs, predicting = _outputs(task.output, model, data, needed, sync, repeats, min_time_s, finish,
-                                   warm_up=spec.get("predict_warmup", True), planned=planned)
+                                   warm_up=spec.get("predict_warmup", True))
     ran_on = output_evidence(ran_on, spec, predicting.raw, device_input)
 
     # 4b. predict latency by batch size: warm calls, host batch in, host predictions out
@@ -278,7 +278,7 @@ class Predicting:
 
 def _outputs(output: str, model: Any, data: dict[str, Any], needed: set[str], on_gpu: bool,
              repeats: int, min_time_s: float, finish: Any = None,
-             warm_up: bool = True, planned: bool = False) -> tuple[dict[str, Any], Predicting]:
+             warm_up: bool = True) -> tuple[dict[str, Any], Predicting]:
     """(outputs on the host, the timed calls) for a task's output kind.
 
     Every timed predict or transform ends at the same point for every implementation:
@@ -286,8 +286,7 @@ def _outputs(output: str, model: Any, data: dict[str, Any], needed: set[str], on
     back inside the timer, as XGBoost's own predict does). `finish` turns a lazy result
     into a computed one (Dask's). The first call is timed apart: model upload, predictor
     set-up and JIT happen there; unless `warm_up` is off (the suite found it does not differ
-    from the next ones), when it is also the first value. `planned` (a suite's process): values
-    enough to outweigh a warm-up kept apart (`timing.values_time_s`).
+    from the next ones), when it is also the first value.
     """
     finish = finish or (lambda value: value)
     raw: dict[str, Any] = {}  # the first result of each call, as the library returned it
@@ -303,8 +302,7 @@ def _outputs(output: str, model: Any, data: dict[str, Any], needed: set[str], on
         method, name = ("predict", "pred") if output == "predict" else ("transform", "transformed")
         first = timing.timed(call(method, name), on_gpu)
         cold = first[1]
-        values_s = timing.values_time_s(min_time_s, cold if warm_up else 0.0) if planned else min_time_s
-        predicts = timing.repeat(call(method, name), on_gpu, repeats, values_s, first=None if warm_up else first)
+        predicts = timing.repeat(call(method, name), on_gpu, repeats, min_time_s, first=None if warm_up else first)
         result = predicts.result
         predicting = Predicting(cold, predicts.times, predicts.loops, cold + predicts.spent_s, raw,
                                 warmups=0 if predicts.first_given else 1, in_values=_in_values(predicts))

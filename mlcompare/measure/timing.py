@@ -32,16 +32,17 @@ MAX_LOOPS = 1000
 #: A first call between SHORT_CALL_S and this may be one slow call of a fast function (a page
 #: fault, a timer interrupt, the process's first warm call): up to two more calls decide.
 RECHECK_BELOW_S = 0.05
-#: A process's values take at least this many times what the process spends around them (its
-#: start, data read, scoring and end, as the suite measured them, and a warm-up kept apart):
-#: several values where a call is short, one where it is long. The per-process median stays the
-#: unit of every interval; more values only make each process's figure steadier.
+#: A process's fit values take at least this many times what the process spends around its
+#: model calls (its start, data read, scoring and end, as the suite measured them): several
+#: values where a fit is short, one where it is long. Not a kept warm-up: more values would
+#: only hide its cost in a larger share, each process's figure hardly steadier for them (the
+#: spread between processes decides). The per-process median stays the unit of every interval.
 VALUES_OVER_FIXED = 1.5
 
 
 def values_time_s(min_time_s: float, around_s: float) -> float:
-    """How long a process's values of one call should add up to: the experiment's `min_time_s`,
-    or VALUES_OVER_FIXED × the seconds the process spends around them, whichever is longer."""
+    """How long a process's fit values should add up to: the experiment's `min_time_s`, or
+    VALUES_OVER_FIXED × the seconds the process spends around its model calls, whichever is longer."""
     return max(min_time_s, VALUES_OVER_FIXED * around_s)
 
 

@@ -4,15 +4,16 @@ pyperf calibrates its warm-ups and loops and asv samples until a time budget; bo
 process as the statistical unit. mlcompare does the same, per case, inside the suite:
 
 - **Warm-ups only where the first call differs.** A case's first process always times its
-  first fit (and first predict) apart from the values that follow. If that first call is no
-  slower than the values (within `WARMUP_TOLERANCE` of their median), the later processes
-  make their first call their first value instead of spending it apart; otherwise every
-  process keeps its warm-up. The decision is on the run (`fit_warmups`, `predict_warmups`,
+  first fit (and first predict) apart from the values that follow. Once the first calls of
+  its processes so far are no slower than their values (the median of their ratios within
+  `WARMUP_TOLERANCE` of 1), the next processes make their first call their first value
+  instead of spending it apart; until then every process keeps its warm-up, and adds to the
+  evidence. The decision is on the run (`fit_warmups`, `predict_warmups`,
   the `warmup_plan` tag).
 - **Several values where a call is short, one where it is long.** Each process keeps taking
-  values until they add up to `timing.VALUES_OVER_FIXED` times what it spends around them
-  (`process_overhead_s`, measured here: a process's wall less its model calls; plus a kept
-  warm-up). The per-process median stays the unit.
+  fit values until they add up to `timing.VALUES_OVER_FIXED` times what it spends around its
+  model calls (`process_overhead_s`, measured here: a process's wall less its model calls).
+  The per-process median stays the unit.
 - **Processes until the interval is as narrow as asked** (`measure.stopping.Stopping`): at
   least `min_rounds`, at most `rounds`; after each round from `min_rounds` on, a case whose
   fit-time interval's half-width is at most `precision` × its median stops, and its intervals
@@ -37,18 +38,21 @@ WARMUP_TOLERANCE = 0.03
 DEFAULT_OVERHEAD_S = 0.15
 
 
-def first_call_differs(first_s: float, values: list[float], loops: int) -> bool:
-    """Whether a first call (seconds) is slower than the values that followed it by more than
-    WARMUP_TOLERANCE. Values that are means of loops (short calls) always differ from one call
-    timed alone: there the first call only ever chose the loop's length, and is kept apart."""
-    if not values or loops > 1:
-        return True
-    return first_s > (1 + WARMUP_TOLERANCE) * statistics.median(values)
+def first_call_ratio(record: CaseRecord, call: str) -> float | None:
+    """A process's first call over the median of the values after it, where that process spent its
+    first call apart and timed its values alone (None otherwise: loop means of short calls always
+    differ from one call timed alone, and there the first call only ever chose the loop's length)."""
+    m = record["metrics"]
+    values = (record.get("fit_times") if call == "fit" else record.get("predict_times")) or []
+    cold = m.get(f"{call}_cold_time_s")
+    if cold is None or not values or m.get(f"{call}_loops", 1) > 1 or m.get(f"{call}_warmups", 1) == 0:
+        return None
+    return cold / statistics.median(values)
 
 
 @dataclass(frozen=True)
 class WarmupPlan:
-    """What a case's first process decided for the others."""
+    """What a case's processes so far decided for the next ones."""
 
     fit: bool = True  # keep the fit's warm-up apart
     predict: bool = True
@@ -58,26 +62,29 @@ class WarmupPlan:
         return {"fit_warmup": self.fit, "predict_warmup": self.predict}
 
 
-def warmup_plan(first: CaseRecord) -> WarmupPlan:
-    """The warm-ups of a case's later processes, from its first process's record."""
-    m = first["metrics"]
+def warmup_plan(processes: list[CaseRecord], before: WarmupPlan | None = None) -> WarmupPlan:
+    """The warm-ups of a case's next processes, from those it ran so far (each that kept a warm-up
+    apart compared its first call with its values): a call's warm-up is dropped once the median
+    of those first-call ratios is within WARMUP_TOLERANCE of 1, and stays dropped."""
     parts, keep = [], {}
-    for call, values, cold in (("fit", first.get("fit_times") or [], m.get("fit_cold_time_s")),
-                               ("predict", first.get("predict_times") or [], m.get("predict_cold_time_s"))):
-        if cold is None or not values:
-            keep[call] = True
+    for call in ("fit", "predict"):
+        if before is not None and not getattr(before, call):
+            keep[call] = False
+            parts.append(next(p for p in before.note.split("; ") if p.startswith(f"{call}:")))
             continue
-        loops = int(m.get(f"{call}_loops", 1))
-        keep[call] = first_call_differs(cold, values, loops)
-        ratio = cold / statistics.median(values) if loops == 1 else None
-        if loops > 1:
-            parts.append(f"{call}: timed in loops, the first call apart")
-        elif keep[call]:
-            parts.append(f"{call}: first call {ratio:.2f}× the next ones' median (> {1 + WARMUP_TOLERANCE:.2f}): "
-                         "a warm-up in every process")
+        ratios = [r for r in (first_call_ratio(record, call) for record in processes) if r is not None]
+        if not ratios:
+            keep[call] = True
+            parts.append(f"{call}: timed in loops (or no values), the first call apart")
+            continue
+        ratio = statistics.median(ratios)
+        keep[call] = ratio > 1 + WARMUP_TOLERANCE
+        seen = f"{call}: first call {ratio:.2f}× the next ones' median over {len(ratios)} process" + \
+            ("es" if len(ratios) > 1 else "")
+        if keep[call]:
+            parts.append(f"{seen} (> {1 + WARMUP_TOLERANCE:.2f}): a warm-up in every process")
         else:
-            parts.append(f"{call}: first call {ratio:.2f}× the next ones' median (≤ {1 + WARMUP_TOLERANCE:.2f}): "
-                         "the first value from process 2 on")
+            parts.append(f"{seen} (≤ {1 + WARMUP_TOLERANCE:.2f}): the first value from process {len(processes) + 1} on")
     return WarmupPlan(keep["fit"], keep["predict"], "; ".join(parts))
 
 

@@ -295,7 +295,7 @@ def _local_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment:
     group first) and is finished at once. With several, the rounds are spread over the whole
     suite: round 1 of every case, then round 2, each round in a new shuffled order (seeded by
     the experiment file), so that each case's processes sample the whole time the suite runs.
-    A case's first process decides its warm-ups for the others (`plan.warmup_plan`); from
+    A case's processes so far decide its warm-ups for the next ones (`plan.warmup_plan`); from
     `min_rounds` on, a case stops once its interval is as narrow as asked (`plan.Stopping`). A
     case that did not run fine is finished at once; the others when the last round is over, in
     the experiment's order (the store lists them as the file does)."""
@@ -346,8 +346,7 @@ def _local_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment:
                 if record["status"] != Status.OK:
                     finished.add(index)
                 else:
-                    if number == 1:
-                        plans[index] = warmup_plan(record)
+                    plans[index] = warmup_plan(rounds[index], plans.get(index))
                     why = stopping.done([median(r["fit_times"]) for r in rounds[index]])
                     if why:
                         finished.add(index)
