@@ -404,6 +404,7 @@ def recommend(pairing: Pairing, advice: Advice, steps: list[StoredSuite]) -> str
     same = sorted((r for r in rated if r.parity != "degraded"), key=lambda r: -r.speedup.value)
     faster = [r for r in same if r.clearly_faster]
     parts = []
+    headline = table_rows  # the size the line's own figure is read at
     if base is None or not base.points:
         parts.append(f"{pairing.name}: the baseline {pairing.baseline} was not measured "
                      f"({base.note if base else 'not run'}), so no speed-up is given")
@@ -411,16 +412,19 @@ def recommend(pairing: Pairing, advice: Advice, steps: list[StoredSuite]) -> str
         best = faster[0]
         parts.append(f"{pairing.name} at {_at(best.speedup.rows, table_rows, base)}: {best.impl.name}: "
                      f"{_speed(best)} faster than {pairing.baseline} at the same {metric}{_qualities(best)}")
-        parts += [f"{r.impl.name} {_speed(r)}" + _elsewhere(r, best) for r in same if r is not best]
+        headline = best.speedup.rows
+        parts += [f"{r.impl.name} {_speed(r)}" + _elsewhere(r, headline) for r in same if r is not best]
     else:
         fastest = same[0] if same else None
-        why = f" (fastest: {fastest.impl.name} {_speed(fastest)}{_elsewhere(fastest, None)})" if fastest else ""
-        where = _at(fastest.speedup.rows, table_rows, base) if fastest else human_count(table_rows) + " rows"
+        headline = fastest.speedup.rows if fastest else table_rows
+        why = f" (fastest: {fastest.impl.name} {_speed(fastest)})" if fastest else ""
+        where = _at(headline, table_rows, base) if base is not None else human_count(table_rows) + " rows"
         parts.append(f"{pairing.name} at {where}: keep {pairing.baseline}: no other implementation measured here is "
                      f"clearly faster at the same {metric}{why}")
     for r in rated:
         if r.parity == "degraded":
-            parts.append(f"{r.impl.name} {_speed(r)} but its {metric} falls behind{_qualities(r)}")
+            parts.append(f"{r.impl.name} {_speed(r)}{_elsewhere(r, headline)} but its {metric} falls behind"
+                         f"{_qualities(r)}")
     cheapest = _cheapest(pairing)
     if cheapest:
         parts.append(cheapest)
@@ -435,8 +439,9 @@ def _at(rows: int, table_rows: int, base: Implementation) -> str:
     return f"{human_count(rows)} rows (the largest size {base.name} ran at; {base.note or 'the ladder ended'})"
 
 
-def _elsewhere(rating: Rating, best: Rating | None) -> str:
-    if best is not None and rating.speedup.rows == best.speedup.rows:
+def _elsewhere(rating: Rating, headline_rows: int) -> str:
+    """" at N rows" for a figure read at another size than the line's own."""
+    if rating.speedup.rows == headline_rows:
         return ""
     return f" at {human_count(rating.speedup.rows)} rows"
 
