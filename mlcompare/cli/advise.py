@@ -222,7 +222,7 @@ def _measure_and_advise(args: argparse.Namespace, asked: Any, deadline: float, s
     from mlcompare.suite.cases import case_skip_reason
     from mlcompare.suite.dead_suites import owner_tags
     from mlcompare.suite.isolation import start_warm_worker
-    from mlcompare.suite.ladder import Step, Unit, run_ladder
+    from mlcompare.suite.ladder import PLAN_MARGIN, Step, Unit, run_ladder
     from mlcompare.suite.runner import run_suite
     from mlcompare.tracking.advice import AdviceRecorder, StepRecorder
     from mlcompare.tracking.reader import find_suite
@@ -257,7 +257,7 @@ def _measure_and_advise(args: argparse.Namespace, asked: Any, deadline: float, s
              for p in asked.pairings for name in asked.chosen.implementations[p.name]]
     try:
         ladder = run_ladder(units, asked.sizes, deadline, run_step, lambda done: _rehearse(args, asked, advice_id),
-                            say)
+                            say, margin_s=PLAN_MARGIN * args.budget_s)
         notes = _notes(asked, ladder)
         recorder.log(tags={"advise_ladder_notes": json.dumps(notes)[:5800]})
         advice, files, text = _report(args, asked, advice_id)

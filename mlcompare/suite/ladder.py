@@ -13,13 +13,15 @@ store, never assumed:
 - the harness: per process, what a step's suite spent beside the model's calls (fork, data
   load, writing runs) over its processes; per step, what it spent outside its cases (the
   experiment file, the dataset, the host's fingerprint, the parent run), the larger of the
-  last two steps each (the first left out once there are others: it alone pays one-time costs).
+  last two steps each (the first left out once there are others: it alone pays one-time
+  costs).
 
 The next step runs the implementations whose predicted processes fit in what is left of
 the budget less the reserve for the advice's own report (measured once, after the first
-step); the most expensive are left out first, and an implementation left out never comes
-back. Each case gets a time limit of four times its predicted process, so that a wrong
-prediction costs a bounded overrun and ends that implementation's ladder ("timed out").
+step) and a margin for predictions that fall short (`PLAN_MARGIN` of the budget); the most
+expensive are left out first, and an implementation left out never comes back. Each case
+gets a time limit of four times its predicted process, so that a wrong prediction costs a
+bounded overrun and ends that implementation's ladder ("timed out").
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ MIN_ROWS = 250
 MAX_RATIO, MIN_RATIO = 3.0, 1.5
 #: The exponent a step's cost is priced with while only one size is measured, and the least one.
 PRIOR_EXPONENT, MIN_EXPONENT = 1.5, 1.0
+#: The share of the budget the plan leaves free for a step that takes longer than predicted (on
+#: a machine shared with other work the load changes between one step and the next).
+PLAN_MARGIN = 0.05
 #: A case's time limit: this many times its predicted process, and never less than MIN_TIMEOUT_S.
 TIMEOUT_FACTOR, MIN_TIMEOUT_S = 4.0, 10.0
 
@@ -149,16 +154,17 @@ class Ladder:
 
 def run_ladder(units: list[Unit], sizes: list[int], deadline: float, run_step: RunStep,
                reserve: Callable[[Ladder], float], say: Callable[[str], None] = lambda line: None,
-               clock: Callable[[], float] = time.time) -> Ladder:
+               clock: Callable[[], float] = time.time, margin_s: float = 0.0) -> Ladder:
     """Climb the ladder until every implementation reached the top or could not afford its next
     step; `deadline` is the clock's time the whole advice must end by, `reserve(ladder)` the
-    seconds its report will take (asked once, after the first step)."""
+    seconds its report will take (asked once, after the first step), `margin_s` seconds kept
+    free for predictions that fall short (a shared machine's noise)."""
     ladder = Ladder(list(sizes), units)
     for number, rows in enumerate(sizes, 1):
         growing = [u for u in units if not u.stopped]
         if not growing:
             break
-        left = deadline - clock() - ladder.reserve_s
+        left = deadline - margin_s - clock() - ladder.reserve_s
         cost: float | None = None
         if ladder.steps:
             growing = _affordable(ladder, growing, rows, left)

@@ -121,3 +121,14 @@ def test_nothing_affordable_after_the_first_step_ends_the_ladder():
                        reserve=lambda done: 5.0, clock=machine.clock)
     assert [s.rows for s in found.steps] == [250] and found.units[0].stopped.startswith("not afforded: 500 rows")
     assert math.isclose(found.steps[0].per_process_s, 0.5)
+
+
+def test_the_margin_is_left_free_of_planned_steps():
+    costs = {("gb", "sklearn"): (1e-3, 1.2), ("gb", "lightgbm"): (1e-4, 1.0)}
+    plain, kept = Machine(costs), Machine(costs)
+    run_ladder(units(("gb", "sklearn"), ("gb", "lightgbm")), SIZES, 150, plain.run_step, lambda done: 5.0,
+               clock=plain.clock)
+    found = run_ladder(units(("gb", "sklearn"), ("gb", "lightgbm")), SIZES, 150, kept.run_step, lambda done: 5.0,
+                       clock=kept.clock, margin_s=40)
+    assert plain.now > 150 - 40 - found.reserve_s  # without the margin the plan uses that time
+    assert kept.now <= 150 - 40 - found.reserve_s and kept.ran[-1] == (4000, {"gb": ["lightgbm"]})
