@@ -259,7 +259,7 @@ def _measure_and_advise(args: argparse.Namespace, asked: Any, deadline: float, s
         ladder = run_ladder(units, asked.sizes, deadline, run_step, lambda done: _rehearse(args, asked, advice_id),
                             say, margin_s=PLAN_MARGIN * args.budget_s)
         notes = _notes(asked, ladder)
-        recorder.log(tags={"advise_ladder_notes": json.dumps(notes)[:5800]})
+        recorder.log(tags={"advise_ladder_notes": _fitting_json(notes)})
         advice, files, text = _report(args, asked, advice_id)
         now = time.time()
         recorder.finish_suite(
@@ -328,13 +328,36 @@ def _notes(asked: Any, ladder: Any) -> dict[str, Any]:
     return {"stopped": stopped, "notes": lines}
 
 
+#: What a tag holds (MLflow clips longer values; the writer at 6,000 characters).
+_TAG_LIMIT = 5800
+
+
+def _fitting_json(notes: dict[str, Any]) -> str:
+    """The ladder's notes as JSON within a tag's length: long sentences shortened first, then the
+    last notes left out (said in the last one kept)."""
+    text = json.dumps(notes)
+    if len(text) <= _TAG_LIMIT:
+        return text
+    stopped = {k: v[:120] for k, v in notes["stopped"].items()}
+    lines: list[str] = [n[:160] for n in notes["notes"]]
+    while lines and len(json.dumps({"stopped": stopped, "notes": lines})) > _TAG_LIMIT - 80:
+        lines.pop()
+    while stopped and len(json.dumps({"stopped": stopped, "notes": lines})) > _TAG_LIMIT - 80:
+        stopped.popitem()
+    lines.append("(more notes than a tag holds: the rest left out)")
+    return json.dumps({"stopped": stopped, "notes": lines})
+
+
 def _build(args: argparse.Namespace, asked: Any, advice_id: str) -> Any:
     """The advice from the store: the advice run and its steps, read back."""
     from mlcompare.report import advice as advising
     from mlcompare.tracking.advice import advice_run, step_suites
 
     run = advice_run(advice_id)
-    stored = json.loads(run.tags.get("advise_ladder_notes") or "{}")
+    try:
+        stored = json.loads(run.tags.get("advise_ladder_notes") or "{}")
+    except json.JSONDecodeError:  # clipped by a store with a shorter limit: the advice goes on without them
+        stored = {}
     own = asked.own
     table = advising.Table(own.table.name, int(run.params.get("advise_table_rows", own.rows)),
                            int(run.params.get("advise_table_features", own.features)), run.params.get("advise_task",

@@ -280,3 +280,13 @@ def test_the_mlproject_entry_point_passes_flags_the_command_parses():
     args = parse(build_parser(), argv)
     assert args.command == "advise" and args.table == "x.csv" and args.target == "y"
     assert args.budget_s == 600 and args.task is None and args.extrapolate is None and args.reference is None
+
+
+def test_the_ladders_notes_stay_json_within_a_tags_length():
+    from mlcompare.cli.advise import _TAG_LIMIT, _fitting_json
+
+    small = {"stopped": {"gb · sklearn": "not afforded"}, "notes": ["one"]}
+    assert json.loads(_fitting_json(small)) == small
+    many = {"stopped": {f"pairing · impl{k}": "x" * 300 for k in range(60)}, "notes": ["y" * 400] * 20}
+    text = _fitting_json(many)
+    assert len(text) <= _TAG_LIMIT and json.loads(text)["notes"][-1].startswith("(more notes than a tag holds")
