@@ -94,23 +94,29 @@ def _figures(advice: dict):
                     yield pairing, impl, key, impl[key]
 
 
-def _check_traced_to_the_store(client, advice: dict, stdout: str) -> int:
+def _check_traced_to_the_store(client, advice: dict, stdout: str) -> None:
     """Every measured figure equals the metric of the run it names; every figure at the table's
-    size is printed as the advice formats it. Returns how many figures were measured."""
-    measured = 0
-    for _, impl, key, figure in _figures(advice):
+    size is printed as the advice formats it; in every pairing the baseline and at least one
+    other implementation measured here have such figures (how many of them are at the table's
+    size depends on how fast the machine is while the test runs: on a shared machine the
+    ladder may stop below the top, and those figures are then predicted)."""
+    measured: dict[str, set[str]] = {p["pairing"]: set() for p in advice["pairings"]}
+    for pairing, impl, key, figure in _figures(advice):
         if not figure.get("predicted"):
             assert figure["run_id"], (impl["implementation"], key)
             stored = client.get_run(figure["run_id"]).data.metrics
             price = figure.get("price_per_hour", 3600.0) / 3600  # a cost made here: the run's time at a price
             assert stored[figure["metric"]] * price == pytest.approx(figure["value"], rel=1e-12)
-            measured += 1
+            if impl["origin"] == "here":
+                measured[pairing["pairing"]].add(impl["implementation"])
         if key in ("fit_figure", "extrapolated"):
             unit = "s"
             assert figure_text(Figure(**figure), unit) in stdout, (impl["implementation"], key)
         for point in impl["points"]:
             assert client.get_run(point["run_id"]).data.metrics["fit_time_s"] == pytest.approx(point["fit_time_s"])
-    return measured
+    for pairing in advice["pairings"]:
+        names = measured[pairing["pairing"]]
+        assert pairing["baseline"] in names and len(names) >= 2, (pairing["pairing"], names)
 
 
 def _check_predictions_are_labelled(stdout: str) -> None:
@@ -169,7 +175,7 @@ def test_a_classification_table_gets_one_recommendation_per_pairing_within_its_b
     run = _advice_run(client)
     assert run.info.status == "FINISHED" and run.data.tags["mlcompare.kind"] == "advice"
     advice = _advice_json(client, run)
-    assert _check_traced_to_the_store(client, advice, out) >= 6
+    _check_traced_to_the_store(client, advice, out)
     assert advice["table"]["rows"] == len(pd.read_csv(workdir / "churn.csv").dropna())
     _check_nested_and_declared(client, run)
     assert any(k.endswith(".self_check_error") for k in run.data.metrics)
