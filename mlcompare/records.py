@@ -287,6 +287,24 @@ SUITE_NAMES = {
                     r"|quality_at_equal_time)\.[\w.\-]+"),
     "tag": Names(SUITE_TAGS, FINGERPRINT_TAG_FAMILY, MLFLOW_TAG_FAMILY),
 }
+#: `mlcompare advise`: the advice's own run, the parent of its ladder's suites (`mlcompare.kind` advice).
+ADVICE_PARAMS = frozenset({
+    "advise_table", "advise_target", "advise_task", "advise_task_inferred", "advise_categorical", "advise_drop",
+    "advise_nan", "advise_models", "advise_implementations", "advise_budget_s", "advise_rounds",
+    "advise_extrapolate", "advise_min_rows", "advise_max_rows", "advise_reference", "advise_ladder",
+    "advise_table_rows", "advise_table_features", "advise_prices",
+})
+ADVICE_METRICS = frozenset({"advise_wall_time_s", "advise_steps", "advise_processes",
+                            "advise_overhead_per_process_s", "advise_extrapolated_rows"})
+ADVICE_TAGS = frozenset({"mlcompare.kind", "mlcompare.host", "mlcompare.pid", "mlcompare.pid_started",
+                         "advise_reference_runs", "advise_ladder_notes", "interrupted_by", "killed_reason"})
+ADVICE_NAMES = {
+    "param": Names(ADVICE_PARAMS),
+    # every figure of the advice: `advice.<pairing>.<implementation>.<figure>` and
+    # `advice.<pairing>.break_even_rows.<a>.<b>` (`mlcompare.report.advice`)
+    "metric": Names(ADVICE_METRICS, r"advice\.[\w.\-]+"),
+    "tag": Names(ADVICE_TAGS, FINGERPRINT_TAG_FAMILY, MLFLOW_TAG_FAMILY),
+}
 #: Set (to anything) to make the writer refuse a name the contract does not declare.
 CHECK_NAMES_ENV = "MLCOMPARE_CHECK_NAMES"
 
@@ -298,8 +316,8 @@ QUALITY_METRICS: set[str] = {"accuracy", "roc_auc", "log_loss", "r2", "rmse", "a
 
 
 def undeclared(run: str, params: Any = (), metrics: Any = (), tags: Any = ()) -> list[str]:
-    """`kind name` of every name not declared for a `run` ("case" or "suite"), sorted."""
-    names = CASE_NAMES if run == "case" else SUITE_NAMES
+    """`kind name` of every name not declared for a `run` ("case", "suite" or "advice"), sorted."""
+    names = CASE_NAMES if run == "case" else ADVICE_NAMES if run == "advice" else SUITE_NAMES
     quality = QUALITY_METRICS if run == "case" else set()
     return sorted(f"{kind} {name}" for kind, given in (("param", params), ("metric", metrics), ("tag", tags))
                   for name in given if not names[kind].declares(name) and not (kind == "metric" and name in quality))

@@ -19,7 +19,7 @@ import random
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 from urllib.parse import urlsplit
 
 import mlflow
@@ -48,14 +48,26 @@ RESOURCE_ALREADY_EXISTS = "RESOURCE_ALREADY_EXISTS"
 
 
 class Recorder:
-    """Writes one suite and its cases into the tracking store (`mlcompare.records.Recorder`)."""
+    """Writes one suite and its cases into the tracking store (`mlcompare.records.Recorder`).
 
-    def __init__(self, experiment_name: str) -> None:
+    `nest_under`: the suite's parent run is created as a child of this run, in its MLflow
+    experiment (`mlcompare advise` records each step of its ladder so), never the run
+    `mlflow run` created.
+    """
+
+    #: The contract (`mlcompare.records`) the parent run's names are checked against.
+    kind: ClassVar[str] = "suite"
+
+    def __init__(self, experiment_name: str, nest_under: str | None = None) -> None:
         self.client = open_client()
         #: the store as it may be shown: its password and tokens masked
         self.tracking_uri = redact(mlflow.get_tracking_uri())
-        self.outer_run_id = os.environ.get("MLFLOW_RUN_ID")  # set by `mlflow run`
-        if self.outer_run_id:
+        self.nest_under = nest_under
+        # set by `mlflow run`; a nested suite's parent is the run it is nested under instead
+        self.outer_run_id = None if nest_under else os.environ.get("MLFLOW_RUN_ID")
+        if nest_under:
+            self.experiment_id = self.client.get_run(nest_under).info.experiment_id
+        elif self.outer_run_id:
             self.experiment_id = self.client.get_run(self.outer_run_id).info.experiment_id
         elif os.environ.get("MLFLOW_EXPERIMENT_ID"):
             self.experiment_id = os.environ["MLFLOW_EXPERIMENT_ID"]
@@ -121,8 +133,9 @@ class Recorder:
             self.client.set_tag(self.parent_id, "mlflow.runName", _clip(run_name, _MAX_RUN_NAME_LEN))
             self._mask_launcher_tags()
         else:
-            self.parent_id = self.client.create_run(self.experiment_id,
-                                                    run_name=_clip(run_name, _MAX_RUN_NAME_LEN)).info.run_id
+            nested = {"mlflow.parentRunId": self.nest_under} if self.nest_under else None
+            self.parent_id = self.client.create_run(self.experiment_id, run_name=_clip(run_name, _MAX_RUN_NAME_LEN),
+                                                    tags=nested).info.run_id
         self._log(self.parent_id, params=params, tags=tags)
         if system_metrics:
             # MLflow's monitors (psutil; GPU through nvidia-ml-py when installed), one step every
@@ -294,7 +307,7 @@ class Recorder:
              tags: dict[str, str] | None = None, history: dict[str, list[float]] | None = None) -> None:
         """One `log_batch` call: MLflow splits it into batches within its own limits. Every name
         is one `mlcompare.records` declares (checked when `MLCOMPARE_CHECK_NAMES` is set)."""
-        check_names("suite" if run_id == self.parent_id else "case", params or {},
+        check_names(self.kind if run_id == self.parent_id else "case", params or {},
                     {**(metrics or {}), **(history or {})}, tags or {})
         now = int(time.time() * 1000)
         p = [Param(k, _clip(redact(str(v)))) for k, v in (params or {}).items()]
