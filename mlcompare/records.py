@@ -156,6 +156,8 @@ class CaseRecord(TypedDict, total=False):
     fit_host_process_times: list[float]
     predict_process_times: list[float]
     end_to_end_process_times: list[float]  # transfer + median fit + median predict, per process
+    fit_cold_process_times: list[float]  # each process's first fit (`fit_cold_time_s` is their median)
+    predict_cold_process_times: list[float]  # each process's first predict
     interval_note: str  # why a case has no interval (one process)
     baseline_host: str
     worker_host: str
@@ -197,7 +199,8 @@ class StoredSuite:
 TIMING_METRICS = tuple(
     f"{call}_{name}" for call in ("fit", "predict") for name in (
         "time_s", "time_min_s", "time_iqr_s", "time_cv", "time_ci_low_s", "time_ci_high_s", "time_ci_level",
-        "time_process_s", "time_repeat_s", "cold_time_s", "loops", "repeats", "processes", "warmups"))
+        "time_process_s", "time_repeat_s", "cold_time_s", "loops", "repeats", "processes", "warmups",
+        "cold_time_process_s", "cold_time_ci_low_s", "cold_time_ci_high_s", "cold_time_ci_level"))
 CASE_METRICS = frozenset({
     *TIMING_METRICS, "fit_time_rounds_cv",
     "fit_host_input_time_s", "fit_host_input_time_process_s", "fit_host_input_time_repeat_s",
@@ -217,14 +220,16 @@ CASE_METRICS = frozenset({
 })
 #: The histories a case run keeps (step = process, or repeat), from the record's lists.
 CASE_HISTORIES: dict[str, Literal["fit_times", "fit_host_times", "predict_times", "fit_process_times",
-                                  "fit_host_process_times", "predict_process_times", "end_to_end_process_times"]] = {
+                                  "fit_host_process_times", "predict_process_times", "end_to_end_process_times",
+                                  "fit_cold_process_times", "predict_cold_process_times"]] = {
     "fit_time_repeat_s": "fit_times", "fit_host_input_time_repeat_s": "fit_host_times",
     "predict_time_repeat_s": "predict_times",
     # one summary per process (step = round): what the intervals and `compare` take
     "fit_time_process_s": "fit_process_times",
     "fit_host_input_time_process_s": "fit_host_process_times",
     "predict_time_process_s": "predict_process_times",
-    "end_to_end_time_process_s": "end_to_end_process_times"}
+    "end_to_end_time_process_s": "end_to_end_process_times",
+    "fit_cold_time_process_s": "fit_cold_process_times", "predict_cold_time_process_s": "predict_cold_process_times"}
 CASE_PARAMS = frozenset({
     "pairing", "implementation", "library", "device", "dataset", "dataset_kind", "n_samples", "n_features",
     "dtype", "order", "seed", "training_rows", "repeats", "min_time_s", "rounds", "min_rounds", "precision",

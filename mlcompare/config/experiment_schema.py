@@ -37,13 +37,16 @@ Rounds = fields.Int(1, MAX_ROUNDS)
 #: The process is the unit of every interval and verdict (`mlcompare.suite.rounds`), and how
 #: many a case gets is `suite.plan.Stopping`'s: at least DEFAULT_MIN_ROUNDS, then, while its
 #: fit-time interval is wider than DEFAULT_PRECISION of its median, more, up to DEFAULT_ROUNDS.
-#: Five a side give the median's interval 93.8 % and the speed-up's 96.8 %; their smallest
-#: two-sided p-value, 2/252 = 0.0079, is what `compare` can reach at the least. Fewer than five
-#: and a single changed case could never be called (four: 2/70 = 0.029). The figures of the
-#: rule (levels under it, wall, A/A and A/B) are in docs/measurement.md and bench/README.md.
+#: Six a side is the fewest at which `compare` can still call one changed case (fit and
+#: predict) among 46 timing tests: their smallest two-sided p-value, 2/924, clears
+#: Benjamini–Hochberg's second threshold 2 × 0.05/46 (five a side, 2/252: among 12 only). Under
+#: the rule the levels are 96.4 % for a median's interval and 94.2 % for a speed-up's
+#: (`measure.stopping.rule_levels`). 10 %: the half-width a quiet machine's processes reach in
+#: six (their spread is 2-5 % there); this shared 2-core one's spread of 7-20 % takes most
+#: cases to eight. Figures (levels, wall, A/A and A/B): docs/measurement.md, bench/README.md.
 DEFAULT_ROUNDS = 8
-DEFAULT_MIN_ROUNDS = 5
-DEFAULT_PRECISION = 0.05
+DEFAULT_MIN_ROUNDS = 6
+DEFAULT_PRECISION = 0.1
 Precision = fields.Number(0.0, 1.0)
 DEFAULT_REPEATS = 1
 Timeout = fields.Number(1)

@@ -86,6 +86,16 @@ def pool_rounds(records: list[CaseRecord]) -> CaseRecord:
                 metrics[name] = records[-1]["metrics"][name]
     pooled["end_to_end_process_times"] = [_end_to_end(r) for r in records]
     metrics |= process_metrics(pooled, records)
+    # each process's first call is a measurement of its own (JIT, caches, first touch): every
+    # process's value kept, with its interval over them as for the warm ones
+    for call in ("fit", "predict"):
+        colds = [r["metrics"][f"{call}_cold_time_s"] for r in records if f"{call}_cold_time_s" in r["metrics"]]
+        if colds:
+            if call == "fit":
+                pooled["fit_cold_process_times"] = colds
+            else:
+                pooled["predict_cold_process_times"] = colds
+            metrics |= interval_metrics(f"{call}_cold_time", colds)
     if len(records) > 1 and all(r.get("latency_calls") for r in records):  # every round's calls, pooled
         calls = {int(n): [t for r in records for t in r["latency_calls"].get(n, [])]
                  for n in records[0]["latency_calls"]}
