@@ -266,6 +266,9 @@ def warm_reader() -> None:
     read alone, as the imports before it are not in it either. Measured here in processes
     forked from one that had imported pyarrow: their first read of a 375k×64 dataset took
     0.43–1.25 s, and 0.22–0.31 s when the parent had done this first."""
+    global _reader_warm
+    if _reader_warm:  # once a process (a forked case inherits its warm worker's)
+        return
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -275,6 +278,10 @@ def warm_reader() -> None:
     parquet = pq.ParquetFile(pa.BufferReader(sink.getvalue()))
     for group in range(parquet.num_row_groups):
         parquet.read_row_group(group).column(0).to_numpy()
+    _reader_warm = True
+
+
+_reader_warm = False
 
 
 def _rows_from_columns(X: np.ndarray, columns: list[np.ndarray]) -> None:
