@@ -38,6 +38,7 @@ QUIET_CORES = 0.3
 FOREST = """\
     name: forest
     repeats: 1
+    min_rounds: 7
     rounds: 7
     timeout_s: 300
     datasets: [{generator: classification, n_samples: 10000, n_features: 20}]
