@@ -222,7 +222,7 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         # the first fit (predict): a value where it is the first one, else `fit_cold_time_s`'s own
         "reported_time_s": _in_values(fits) + (_in_values(host_fits) if host_fits is not fits else 0.0)
         + predicting.in_values + (0.0 if fits.first_given else cold)
-        + (predicting.cold or 0.0 if predicting.warmups else 0.0),
+        + ((predicting.cold or 0.0) if predicting.warmups else 0.0),
     }
     return cast(CaseRecord, {**record, **extra})  # `extra` holds record keys only
 

@@ -49,6 +49,9 @@ _REPEATS: tuple[_RepeatsKey, ...] = ("fit_times", "fit_host_times", "predict_tim
 PROCESS_SERIES: dict[_ProcessKey, _RepeatsKey] = {
     "fit_process_times": "fit_times", "fit_host_process_times": "fit_host_times",
     "predict_process_times": "predict_times"}
+#: Record keys of the processes' first calls, by call.
+COLD_SERIES: dict[str, Literal["fit_cold_process_times", "predict_cold_process_times"]] = {
+    "fit": "fit_cold_process_times", "predict": "predict_cold_process_times"}
 #: What a case in one process says instead of an interval's level.
 ONE_PROCESS_NOTE = ("one process: no interval across runs (its repeats share one process's luck); "
                     "rounds: 2 or more give one")
@@ -88,13 +91,10 @@ def pool_rounds(records: list[CaseRecord]) -> CaseRecord:
     metrics |= process_metrics(pooled, records)
     # each process's first call is a measurement of its own (JIT, caches, first touch): every
     # process's value kept, with its interval over them as for the warm ones
-    for call in ("fit", "predict"):
+    for call, cold_key in COLD_SERIES.items():
         colds = [r["metrics"][f"{call}_cold_time_s"] for r in records if f"{call}_cold_time_s" in r["metrics"]]
         if colds:
-            if call == "fit":
-                pooled["fit_cold_process_times"] = colds
-            else:
-                pooled["predict_cold_process_times"] = colds
+            pooled[cold_key] = colds
             metrics |= interval_metrics(f"{call}_cold_time", colds)
     if len(records) > 1 and all(r.get("latency_calls") for r in records):  # every round's calls, pooled
         calls = {int(n): [t for r in records for t in r["latency_calls"].get(n, [])]
