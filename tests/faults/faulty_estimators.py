@@ -188,11 +188,13 @@ _WARMED: set[int] = set()
 
 
 class FirstFitSlow(_Logged):
-    """A process's first fit lasts 0.4 s, the next ones 0.12 s: a JIT or a cache to fill first."""
+    """A process's first fit lasts 0.4 s, the next ones 0.06 s: a JIT or a cache to fill first.
+    (0.06 s, well under what a forked process spends around its model calls, about 0.08 s on a
+    quiet machine: 1.5 times that takes two values or more.)"""
 
     label = "first_slow"
 
     def fit(self, X, y):
         first = os.getpid() not in _WARMED
         _WARMED.add(os.getpid())
-        return self._fit_lasting(0.4 if first else 0.12, X, y)
+        return self._fit_lasting(0.4 if first else 0.06, X, y)
