@@ -18,12 +18,19 @@ import json
 import math
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from mlcompare.cli.command import Command, register
 from mlcompare.cli.flags import add_pairing_flags, name_list_or_empty, name_or_empty, positive_int_or_empty
 from mlcompare.errors import InputError
+
+if TYPE_CHECKING:
+    from mlcompare.config.advice_input import Chosen
+    from mlcompare.config.pairing import Pairing
+    from mlcompare.data.own_table import OwnTable
+    from mlcompare.records import StoredSuite
 
 #: Below this, the first steps alone would not fit: a budget is at least this many seconds.
 MIN_BUDGET_S = 30.0
@@ -165,14 +172,21 @@ def _advise(args: argparse.Namespace, guard: Any) -> int:
         early.shutdown()
 
 
+@dataclass(frozen=True)
 class _Asked:
     """Everything the command line asks, checked."""
 
-    def __init__(self, **values: Any) -> None:
-        self.__dict__.update(values)
+    own: OwnTable
+    catalog: dict[str, Pairing]
+    pairings: list[Pairing]
+    chosen: Chosen
+    prices: dict[str, float]
+    reference: tuple[str, list[StoredSuite]] | None  # the reference's label and its suites
+    sizes: list[int]  # the ladder's rows
+    allowed: tuple[str, ...]  # the import allow-list
 
 
-def _checked(args: argparse.Namespace) -> Any:
+def _checked(args: argparse.Namespace) -> _Asked:
     """The table, pairings, implementations, prices, reference and ladder: every mistake an
     InputError before the store is opened."""
     from mlcompare.config.advice_input import implementations_for, load_prices, named_by_flags, own_file, pairings_for
@@ -214,7 +228,7 @@ def _checked(args: argparse.Namespace) -> Any:
                   sizes=ladder_sizes(top, args.min_rows), allowed=allowed)
 
 
-def _measure_and_advise(args: argparse.Namespace, asked: Any, deadline: float, started: float, guard: Any,
+def _measure_and_advise(args: argparse.Namespace, asked: _Asked, deadline: float, started: float, guard: Any,
                         say: Callable[[str], None], early: Any) -> int:
     from mlcompare.config.advice_input import step_experiment
     from mlcompare.data.cache import data_dir, human_count
@@ -284,7 +298,7 @@ def _measure_and_advise(args: argparse.Namespace, asked: Any, deadline: float, s
     return 0
 
 
-def _params(args: argparse.Namespace, asked: Any, rounds: int) -> dict[str, Any]:
+def _params(args: argparse.Namespace, asked: _Asked, rounds: int) -> dict[str, Any]:
     own = asked.own
     return {"advise_table": args.table, "advise_target": args.target, "advise_task": own.task,
             "advise_task_inferred": bool(own.inferred), "advise_categorical": ",".join(args.categorical),
@@ -299,14 +313,14 @@ def _params(args: argparse.Namespace, asked: Any, rounds: int) -> dict[str, Any]
             "advise_prices": ",".join(f"{k}={v:g}" for k, v in asked.prices.items())}
 
 
-def _reference_tag(asked: Any) -> dict[str, str]:
+def _reference_tag(asked: _Asked) -> dict[str, str]:
     if not asked.reference:
         return {}
     words, suites = asked.reference
     return {"advise_reference_runs": f"{words}: " + ",".join(s.run.run_id for s in suites)}
 
 
-def _notes(asked: Any, ladder: Any) -> dict[str, Any]:
+def _notes(asked: _Asked, ladder: Any) -> dict[str, Any]:
     """What the ladder did, in words: why each implementation stopped below the top, what it
     could not afford, what was left out (stored on the advice run, read back by the report)."""
     from mlcompare.data.cache import human_count
@@ -348,7 +362,7 @@ def _fitting_json(notes: dict[str, Any]) -> str:
     return json.dumps({"stopped": stopped, "notes": lines})
 
 
-def _build(args: argparse.Namespace, asked: Any, advice_id: str) -> Any:
+def _build(args: argparse.Namespace, asked: _Asked, advice_id: str) -> Any:
     """The advice from the store: the advice run and its steps, read back."""
     from mlcompare.report import advice as advising
     from mlcompare.tracking.advice import advice_run, step_suites
@@ -368,7 +382,7 @@ def _build(args: argparse.Namespace, asked: Any, advice_id: str) -> Any:
                           asked.reference, stored.get("notes", []))
 
 
-def _report(args: argparse.Namespace, asked: Any, advice_id: str) -> tuple[Any, dict[str, str | bytes], str]:
+def _report(args: argparse.Namespace, asked: _Asked, advice_id: str) -> tuple[Any, dict[str, str | bytes], str]:
     from mlcompare.report import advice as advising
     from mlcompare.report import advice_plots, advice_render
 
@@ -382,7 +396,7 @@ def _report(args: argparse.Namespace, asked: Any, advice_id: str) -> tuple[Any, 
     return advice, files, advice_render.to_text(advice)
 
 
-def _rehearse(args: argparse.Namespace, asked: Any, advice_id: str) -> float:
+def _rehearse(args: argparse.Namespace, asked: _Asked, advice_id: str) -> float:
     """The seconds the report will need: measured once by building it from the first step (its
     imports are then paid), with room for more steps to read back and the run to close."""
     began = time.time()
