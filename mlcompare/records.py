@@ -80,8 +80,8 @@ class CaseSpec(TypedDict):
     predict_batch_sizes: list[int]  # predict latency by batch size (`measure.latency`)
     predict_latency_budget_s: float
     audit_keys: dict[str, str]  # the pairing's audited concepts -> this library's key for each
-    reader: NotRequired[str]  # GPU device inputs: "cudf" or "pyarrow", chosen once by the suite
-    reader_note: NotRequired[str]  # why pyarrow, where cuDF is installed
+    reader: NotRequired[str]  # GPU device inputs: "cudf" or "host", chosen once by the suite
+    reader_note: NotRequired[str]  # why on the host, where cuDF is installed
     progress_path: NotRequired[str]  # where the worker marks the start and end of its first fit (set by isolation)
     # the suite's plan for the case's later processes (`suite.plan`): False where the first fit
     # (predict) was found not to differ from the next ones, and is the first value (default True)
@@ -121,8 +121,8 @@ class CaseRecord(TypedDict, total=False):
     warmup_plan: str  # what the case's processes decided about warm-ups, and why (`suite.plan`)
     rounds_stop: str  # why the case has the processes it has (`suite.plan.Stopping`)
     threads: int
-    load_reader: str  # what read the cached dataset: "pyarrow" (host memory) or "cudf" (device memory)
-    load_reader_note: str  # why a GPU case with device inputs read with pyarrow (cuDF unused, or broken)
+    load_reader: str  # what read the cached dataset: "numpy" or "pyarrow" (host memory), "cudf" (device memory)
+    load_reader_note: str  # why a GPU case with device inputs read on the host (cuDF unused, or broken)
     rmm_pool: str  # how the case's device memory was set up (an RMM pool for RAPIDS, CuPy's own pool else)
     gpu_memory_method: str  # how fit_peak_gpu_memory_mb was measured (device.gpu_memory_meter)
     gpu_clock_reasons: str  # why the GPU's clocks were held down at the case's start and end (NVML)

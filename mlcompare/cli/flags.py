@@ -159,7 +159,8 @@ def add_selection(parser: argparse.ArgumentParser, experiment_required: bool = T
                              "rounds; with --precision 0, every case runs exactly this many)")
     parser.add_argument("--precision", type=fraction_or_empty, default=None, metavar="FRACTION",
                         help="stop a case after its min_rounds once its fit-time interval's half-width is at most "
-                             "this fraction of its median, e.g. 0.03 (0: never early; overrides the file's)")
+                             "this fraction of its median, e.g. 0.03; a wider one goes on only where --rounds lets "
+                             "more processes narrow it (9 or more) (0: never early; overrides the file's)")
     parser.add_argument("--min-time", type=min_time_seconds, default=None, metavar="SECONDS",
                         help="keep repeating warm fits until this much fit time is measured")
     parser.add_argument("--no-size-check", dest="size_check", action="store_false",

@@ -35,16 +35,19 @@ Repeats = fields.Int(1, MAX_REPEATS)
 MAX_ROUNDS = 100
 Rounds = fields.Int(1, MAX_ROUNDS)
 #: The process is the unit of every interval and verdict (`mlcompare.suite.rounds`), and how
-#: many a case gets is `suite.plan.Stopping`'s: at least DEFAULT_MIN_ROUNDS, then, while its
-#: fit-time interval is wider than DEFAULT_PRECISION of its median, more, up to DEFAULT_ROUNDS.
-#: Six a side is the fewest at which `compare` can still call one changed case (fit and
-#: predict) among 46 timing tests: their smallest two-sided p-value, 2/924, clears
-#: Benjamini–Hochberg's second threshold 2 × 0.05/46 (five a side, 2/252: among 12 only). Under
-#: the rule the levels are 96.4 % for a median's interval and 94.2 % for a speed-up's
-#: (`measure.stopping.rule_levels`). 10 %: the half-width a quiet machine's processes reach in
-#: six (their spread is 2-5 % there); this shared 2-core one's spread of 7-20 % takes most
-#: cases to eight. Figures (levels, wall, A/A and A/B): docs/measurement.md, bench/README.md.
-DEFAULT_ROUNDS = 8
+#: many a case gets is `measure.stopping.Stopping`'s: at least DEFAULT_MIN_ROUNDS, then, while
+#: its fit-time interval is wider than DEFAULT_PRECISION of its median and a count up to
+#: `rounds` could narrow it, more. Six a side is the fewest at which `compare` can still call
+#: one changed case (fit and predict) among 46 timing tests: their smallest two-sided p-value,
+#: 2/924, clears Benjamini–Hochberg's second threshold 2 × 0.05/46 (five a side, 2/252: among
+#: 12 only). The default maximum is six as well: the median's interval is the range of up to
+#: eight processes, which more of them can only widen, so a seventh and an eighth (the
+#: defaults before) bought nothing; from nine on it drops the extreme process on each side,
+#: and a `rounds` of 9 or more lets the precision take a wide case that far. At six the levels
+#: are exact: 96.9 % for a median's interval and 95.9 % for a speed-up's (`measure.stats`).
+#: 10 %: the half-width a quiet machine's processes reach in six (their spread is 2-5 % there).
+#: Figures (levels, wall, A/A and A/B): docs/measurement.md, bench/README.md.
+DEFAULT_ROUNDS = 6
 DEFAULT_MIN_ROUNDS = 6
 DEFAULT_PRECISION = 0.1
 Precision = fields.Number(0.0, 1.0)

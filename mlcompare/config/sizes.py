@@ -8,7 +8,8 @@ it first, in one line naming the file, the dataset entry, its size and what is a
 machine that knows better (swap, a cache on another disk filled as it goes).
 
 What counts is the arrays' own bytes (features and target, in the dataset's dtype); the
-Parquet cache holds about as much. Sizes of a user's file are unknown until it is read.
+cache holds them twice (Parquet and NumPy files, about as large each), and the disk check
+counts both. Sizes of a user's file are unknown until it is read.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from mlcompare.errors import InputError
 
 if TYPE_CHECKING:
     from mlcompare.config.experiment import Experiment
+
+#: Copies of a dataset's arrays the cache holds (`data/cache.py`: Parquet and NumPy files).
+CACHED_COPIES = 2
 
 _BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
 
@@ -85,8 +89,10 @@ def check_sizes(experiment: Experiment, memory: int | None = None, free_disk: in
                              f"{human_bytes(memory)} of memory {override}")
         if (cache / key / "definition.json").exists():
             continue
-        new_bytes += nbytes
+        cached = CACHED_COPIES * nbytes
+        new_bytes += cached
         if new_bytes > free_disk:
-            others = f" (with the other new datasets: {human_bytes(new_bytes)})" if new_bytes > nbytes else ""
-            raise InputError(experiment.source, field_, f"{what}{others}, more than the {human_bytes(free_disk)} "
-                             f"free for the dataset cache {cache} {override}")
+            others = f" (with the other new datasets: {human_bytes(new_bytes)})" if new_bytes > cached else ""
+            raise InputError(experiment.source, field_, f"{what}, {human_bytes(cached)} cached (Parquet and NumPy)"
+                             f"{others}, more than the {human_bytes(free_disk)} free for the dataset cache {cache} "
+                             f"{override}")

@@ -231,7 +231,7 @@ def timing_metrics(fit_times: list[float], host_fit_times: list[float], predict_
                    transfer_s: float, load_s: float = 0.0) -> dict[str, float]:
     """The timing metrics of this one process's repeats: summaries and the end-to-end time
     (load, transfer, median fit, median predict: with cuDF the copy to the device is in the
-    load, with pyarrow in the transfer). No interval: repeats inside one process are not
+    load, read on the host: in the transfer). No interval: repeats inside one process are not
     independent draws of the next run; the suite takes intervals over processes
     (`mlcompare.suite.rounds`)."""
     fit = stats.summarise(fit_times)

@@ -6,13 +6,14 @@ The steps run in this order, so that each timer holds only what its name says:
    the CUDA context, the memory pool): `device_init_time_s`, before any timer;
 2. the cached dataset is read into the implementation's memory as the feature matrices in
    the experiment's layout (`order`: C row-major, F column-major): `load_time_s`, the same
-   work for every reader. CPU cases, accelerators and distributed cases read it with
-   pyarrow into host memory, after the reader's one-time set-up (`cache.warm_reader`,
-   untimed); GPU cases with device inputs read it with cuDF straight into device memory
+   work for every reader. CPU cases, accelerators and distributed cases read its NumPy
+   files into host memory (`numpy`; an entry cached by a release that wrote Parquet alone is
+   read with pyarrow, after the reader's one-time set-up, `cache.warm_reader`, untimed); GPU
+   cases with device inputs read its Parquet files with cuDF straight into device memory
    when cuDF is installed (its frames turned into CuPy matrices in the layout inside the
-   timer: cuDF hands out column-major ones), else with pyarrow (the `reader`). A plugin's
+   timer: cuDF hands out column-major ones), else on the host as above (the `reader`). A plugin's
    prepared arrays are laid out after its `prepare`, untimed (the read alone is timed);
-3. GPU cases that read with pyarrow copy the laid-out arrays to the device once:
+3. GPU cases that read on the host copy the laid-out arrays to the device once:
    `transfer_time_s` (its inputs part). The fits receive exactly those device arrays.
    With cuDF the inputs reached the device inside `load_time_s`, and `transfer_time_s` is 0:
    `end_to_end_time_s` therefore adds the load as well, so that the copy to the device is in
@@ -40,10 +41,10 @@ class Inputs:
     data: dict[str, Any]  # what the timed fits and predicts receive
     load_s: float
     transfer_in_s: float
-    reader: str  # "pyarrow" or "cudf"
+    reader: str  # what read the cache: "numpy" or "pyarrow" into host memory, "cudf" into device memory
     order: str
     device_init_s: float | None = None  # GPU cases only
-    reader_note: str = ""  # why a GPU case with device inputs reads with pyarrow
+    reader_note: str = ""  # why a GPU case with device inputs reads on the host
 
 
 def load(directory: str | Path, order: str = "C", on_gpu: bool = False, device_input: bool = False,
@@ -53,13 +54,13 @@ def load(directory: str | Path, order: str = "C", on_gpu: bool = False, device_i
 
     `prepare` is a plugin's data preparation (untimed, on the host, identical for every
     implementation): its arrays exist on the host only, so they reach the device by a copy.
-    `reader` forces 'pyarrow' or 'cudf' for device inputs (the suite chooses once for its
+    `reader` forces 'host' or 'cudf' for device inputs (the suite chooses once for its
     cases, bench/gpu_check.py tries both); else it is chosen here for `library`
     (`device.choose_reader`: cuDF for RAPIDS libraries only, and only when it imports).
     """
     directory = Path(directory)
     if not device_input or prepare is not None:
-        reader, reader_note = "pyarrow", ""
+        reader, reader_note = "host", ""
     if reader is None:
         reader, reader_note = device.choose_reader(library)
     init_s = device.init_device(reader, library) if on_gpu else None
@@ -70,6 +71,7 @@ def load(directory: str | Path, order: str = "C", on_gpu: bool = False, device_i
         data, load_s = timing.timed(lambda: device.frames_to_arrays(
             device.read_split_device(directory, ("train", "test")), order, DEVICE_ARRAYS), True)
     else:
+        reader = datasets.host_reader(directory)  # "numpy", or "pyarrow" for an entry with Parquet alone
         datasets.warm_reader()  # the reader's one-time set-up, untimed (already done in a forked case)
         if prepare is None:
             host, load_s = timing.timed(lambda: laid_out(datasets.load_split(directory), order), False)

@@ -15,6 +15,14 @@ the log scale, at spreads from a twentieth to ten times the precision, runs the 
 run, and takes the lowest share of covering intervals over all of them: for the median's
 interval, and for the speed-up's between two cases that each stopped by the rule. It is
 seeded, so the same rule always gets the same level, and it takes about a second.
+
+A case also stops where more processes could not narrow its interval. The median's interval
+over n processes is [x(k), x(n+1-k)], and k grows with n only now and then (1 up to eight
+processes, 2 from nine to eleven, 3 from twelve): over more values the same order statistics
+can only move apart. So a case whose interval is still too wide stops at once unless a count
+up to its maximum has a deeper k; between six and eight processes, the defaults' range before
+this rule, every process after the sixth was spent for nothing (and a rule that always stops
+at its minimum is a fixed number of processes, with the exact levels of that count).
 """
 
 from __future__ import annotations
@@ -57,7 +65,17 @@ class Stopping:
             return None
         if width <= self.precision:
             return f"stopped at {n} processes: fit interval ±{width:.1%} ≤ ±{self.precision:.1%} asked"
+        if not can_narrow(n, self.rounds):
+            return (f"stopped at {n} processes: fit interval ±{width:.1%}, wider than ±{self.precision:.1%} "
+                    f"asked, and no count up to {self.rounds} narrows it")
         return None
+
+
+def can_narrow(n: int, rounds: int) -> bool:
+    """Whether some count of processes after n, up to `rounds`, takes the median's interval between
+    deeper order statistics than n does (the only way more processes can narrow it)."""
+    k = stats._median_rank(n, stats.CONFIDENCE)[0]
+    return any(stats._median_rank(m, stats.CONFIDENCE)[0] > k for m in range(n + 1, rounds + 1))
 
 
 def _half_width(process_times: list[float]) -> float:
@@ -83,7 +101,7 @@ def cap_levels(metrics: dict[str, float], rule: Stopping) -> None:
 def rule_levels(min_rounds: int, rounds: int, precision: float) -> tuple[float, float]:
     """(the median interval's level, the speed-up interval's level) of a case that stopped by
     the rule: the lowest share of covering intervals over every simulated law and spread."""
-    if rounds <= min_rounds or not precision:
+    if rounds <= min_rounds or not precision or not can_narrow(min_rounds, rounds):
         return 1.0, 1.0  # a fixed number of processes: the levels `measure.stats` states are exact
     rng = np.random.default_rng(20261203)
     worst_median, worst_ratio = 1.0, 1.0
@@ -106,6 +124,9 @@ def _stop_counts(values: np.ndarray, min_rounds: int, rounds: int, precision: fl
     counts = np.full(len(values), rounds)
     going = np.ones(len(values), dtype=bool)
     for n in range(min_rounds, rounds):
+        if not can_narrow(n, rounds):
+            counts[going] = n
+            break
         k, _ = stats._median_rank(n, stats.CONFIDENCE)
         ordered = np.sort(values[:, :n], axis=1)
         median = np.median(ordered, axis=1)

@@ -16,8 +16,9 @@ process as the statistical unit. mlcompare does the same, per case, inside the s
   The per-process median stays the unit.
 - **Processes until the interval is as narrow as asked** (`measure.stopping.Stopping`): at
   least `min_rounds`, at most `rounds`; after each round from `min_rounds` on, a case whose
-  fit-time interval's half-width is at most `precision` × its median stops, and its intervals
-  state the level the rule really has (`measure.stopping.rule_levels`).
+  fit-time interval's half-width is at most `precision` × its median stops, and so does one
+  that no count up to `rounds` could narrow; its intervals state the level the rule really
+  has (`measure.stopping.rule_levels`).
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ def test_each_kind_prints_a_json_schema(kind, capsys):
 def test_the_schemas_keep_real_types(capsys):
     experiment = _schema("experiment", capsys)["properties"]
     assert experiment["repeats"].items() >= {"type": "integer", "minimum": 1, "maximum": 1000, "default": 1}.items()
-    assert experiment["rounds"].items() >= {"type": "integer", "minimum": 1, "maximum": 100, "default": 8}.items()
+    assert experiment["rounds"].items() >= {"type": "integer", "minimum": 1, "maximum": 100, "default": 6}.items()
     assert experiment["min_rounds"].items() >= {"type": "integer", "minimum": 1, "default": 6}.items()
     assert experiment["precision"].items() >= {"type": "number", "minimum": 0, "maximum": 1, "default": 0.1}.items()
     assert experiment["system_metrics"]["type"] == "boolean"

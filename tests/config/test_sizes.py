@@ -8,7 +8,7 @@ from conftest import run_cli, write
 
 from mlcompare.config.experiment import load_experiment
 from mlcompare.config.sizes import array_bytes, check_sizes, human_bytes
-from mlcompare.data.cache import human_count, materialise
+from mlcompare.data.cache import data_dir, human_count, materialise
 from mlcompare.errors import InputError
 
 HUGE = """\
@@ -56,14 +56,16 @@ def test_the_size_is_the_arrays_bytes_and_the_cache_disk_counts_new_datasets_onl
     experiment = load_experiment(path)
     small, large = experiment.datasets
     assert (array_bytes(small), array_bytes(large)) == (1000 * 4 * 4, 2000 * 4 * 8)
-    check_sizes(experiment, memory=64_000, free_disk=80_000)  # both fit, together too
+    check_sizes(experiment, memory=64_000, free_disk=160_000)  # both fit, together too, each cached twice
     with pytest.raises(InputError) as refused:
         check_sizes(experiment, memory=60_000, free_disk=10**9)
     assert str(refused.value) == (f"{path}: datasets[1]: regression 2k×3 is 62.5 KiB as float64 arrays, more "
                                   "than this machine's 58.6 KiB of memory (--no-size-check to run it anyway)")
     with pytest.raises(InputError) as refused:
-        check_sizes(experiment, memory=10**9, free_disk=70_000)
-    assert "datasets[1]: regression 2k×3 is 62.5 KiB as float64 arrays (with the other new datasets: 78.1 KiB), " \
-           "more than the 68.4 KiB free for the dataset cache" in str(refused.value)
+        check_sizes(experiment, memory=10**9, free_disk=150_000)
+    assert "datasets[1]: regression 2k×3 is 62.5 KiB as float64 arrays, 125 KiB cached (Parquet and NumPy) (with " \
+           "the other new datasets: 156 KiB), more than the 146 KiB free for the dataset cache" in str(refused.value)
     materialise(small)  # cached now: it needs no more disk
-    check_sizes(experiment, memory=10**9, free_disk=70_000)
+    check_sizes(experiment, memory=10**9, free_disk=150_000)
+    cached = sum(f.stat().st_size for f in (data_dir() / small.cache_key()).iterdir())
+    assert 2 * array_bytes(small) <= cached <= 2 * array_bytes(small) + 20_000  # what the check counts, and headers

@@ -1,4 +1,4 @@
-"""Datasets: generated once, split once, cached as Parquet, identical bytes for every reader."""
+"""Datasets: generated once, split once, cached as Parquet and NumPy, identical bytes for every reader."""
 
 from __future__ import annotations
 
@@ -10,7 +10,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from mlcompare.data import synthetic
-from mlcompare.data.cache import DatasetSpec, content_matches, definition, human_count, load_split, materialise
+from mlcompare.data.cache import (
+    DatasetSpec,
+    content_matches,
+    definition,
+    host_reader,
+    human_count,
+    load_split,
+    materialise,
+)
 
 
 def test_materialise_caches_by_fingerprint(tmp_path):
@@ -38,6 +46,47 @@ def test_a_changed_cache_file_is_detected(tmp_path):
     column[0] += 1.0
     pq.write_table(table.set_column(0, "f0", pa.array(column)), directory / "test.parquet")
     assert not content_matches(directory)
+
+
+def test_both_copies_hold_the_same_bytes_and_a_changed_numpy_file_is_detected(tmp_path):
+    directory = materialise(DatasetSpec("classification", n_samples=500, n_features=5, seed=2), tmp_path)
+    assert host_reader(directory) == "numpy"
+    from_numpy = load_split(directory)
+    from_parquet = pq.read_table(directory / "train.parquet")
+    np.testing.assert_array_equal(from_numpy["X_train"][:, 3], from_parquet.column("f3").to_numpy())
+    np.testing.assert_array_equal(from_numpy["y_train"], from_parquet.column("target").to_numpy())
+    # read into memory of its own, not mapped from the file (which a fit would then read page by page)
+    for array in from_numpy.values():
+        owner = array if array.base is None else array.base  # np.load reshapes the buffer it read
+        assert type(array) is np.ndarray and type(owner) is np.ndarray and owner.flags.owndata
+        assert array.flags.c_contiguous
+    changed = from_numpy["X_test"].copy()
+    changed[0, 0] += 1.0
+    np.save(directory / "X_test.npy", changed)
+    assert not content_matches(directory)
+
+
+def test_an_entry_cached_with_parquet_alone_gets_its_numpy_files_once(tmp_path):
+    """A cache made by an earlier release is read with pyarrow until the next suite's
+    `materialise` adds the NumPy files (from the Parquet ones, checked against the hash)."""
+    spec = DatasetSpec("regression", n_samples=400, n_features=3)
+    directory = materialise(spec, tmp_path)
+    expected = load_split(directory)
+    for npy in directory.glob("*.npy"):
+        npy.unlink()
+    assert host_reader(directory) == "pyarrow"
+    assert all(np.array_equal(load_split(directory)[k], v) for k, v in expected.items())
+    assert materialise(spec, tmp_path) == directory and host_reader(directory) == "numpy"
+    assert all(load_split(directory)[k].tobytes() == v.tobytes() for k, v in expected.items())
+    assert sorted(p.name for p in directory.iterdir() if p.name.startswith(".")) == []  # no temporary files
+    assert content_matches(directory)
+
+
+def test_a_numpy_file_holding_objects_is_refused_not_unpickled(tmp_path):
+    directory = materialise(DatasetSpec("regression", n_samples=200, n_features=2), tmp_path)
+    np.save(directory / "y_test.npy", np.array([{"a": 1}] * 50, dtype=object), allow_pickle=True)
+    with pytest.raises(ValueError, match="allow_pickle"):
+        load_split(directory)
 
 
 def test_another_definition_is_another_dataset(tmp_path):

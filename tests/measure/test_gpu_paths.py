@@ -72,9 +72,9 @@ def recorded(monkeypatch):
         yield device.GpuMemory(method="stand-in", peak_mb=1.0)
 
     monkeypatch.setattr(timing, "timed", recording_timed)
-    monkeypatch.setattr(device, "choose_reader", lambda library="": ("pyarrow", "a stand-in's choice"))
+    monkeypatch.setattr(device, "choose_reader", lambda library="": ("host", "a stand-in's choice"))
     monkeypatch.setattr(device, "init_device",
-                        lambda reader="pyarrow", library="": events.append(("init", reader)) or 0.25)
+                        lambda reader="host", library="": events.append(("init", reader)) or 0.25)
     monkeypatch.setattr(device, "synchronize", lambda: events.append(("sync",)))
     monkeypatch.setattr(device, "to_device", to_device)
     monkeypatch.setattr(device, "gpu_memory_meter", gpu_memory_meter)
@@ -96,7 +96,7 @@ def test_a_gpu_case_initialises_first_times_the_copy_it_trains_on_and_syncs_in_e
     assert len(timers) >= 12  # load, transfer, cold fit, 3 warm, 3 host-input fits, first predict, 3 warm predicts
     for end in timers:
         assert events[end - 1] == ("sync",), events[end - 3:end + 1]
-    # the load (pyarrow, into host memory) is a timer of its own; the next one holds the copy of
+    # the load (on the host) is a timer of its own; the next one holds the copy of
     # X_train, y_train and X_test to the device, and nothing else
     first = events.index(("timer", True))
     assert events[first - 2:first] == [("timer", False), ("end", False)]
@@ -112,7 +112,7 @@ def test_a_gpu_case_initialises_first_times_the_copy_it_trains_on_and_syncs_in_e
     predicts = [x for what, x in SEEN if what == "predict"]
     assert predicts and all(id(x) in moved and order in device.layout(x) for x in predicts)
     # what was measured, and how, is in the record
-    assert record["load_reader"] == "pyarrow"
+    assert record["load_reader"] == "numpy"
     assert ("meter", "recording") in events and record["gpu_memory_method"] == "stand-in"
     assert events[events.index(("meter", "recording")) + 1] == ("timer", True)  # it measures the cold fit
     assert record["metrics"]["fit_peak_gpu_memory_mb"] == 1.0
@@ -127,12 +127,12 @@ def test_the_memory_set_up_by_init_device_is_on_the_case(tmp_path, recorded, mon
 
     def memory_setup():
         events.append(("memory_setup",))
-        return {"rmm_pool": "pool (set up by init_device)" if ("init", "pyarrow") in events else "not set up"}
+        return {"rmm_pool": "pool (set up by init_device)" if ("init", "host") in events else "not set up"}
 
     monkeypatch.setattr(device, "memory_setup", memory_setup)
     record = run_case(_spec(tmp_path, "gpu", "C"))
     assert record["rmm_pool"] == "pool (set up by init_device)"
-    assert events.index(("init", "pyarrow")) < events.index(("memory_setup",))
+    assert events.index(("init", "host")) < events.index(("memory_setup",))
 
 
 @pytest.mark.parametrize("order", ["C", "F"])
@@ -146,10 +146,10 @@ def test_a_cpu_case_gets_the_requested_layout_without_touching_the_device(tmp_pa
     if order == "F":
         assert all(not x.flags.c_contiguous for x in seen)
     assert record["metrics"]["transfer_time_s"] == 0.0 and "device_init_time_s" not in record["metrics"]
-    assert record["load_reader"] == "pyarrow"
+    assert record["load_reader"] == "numpy"
 
 
-def test_with_cudf_the_timed_load_is_the_read_and_the_layout_as_for_pyarrow(tmp_path, recorded, monkeypatch):
+def test_with_cudf_the_timed_load_is_the_read_and_the_layout_as_on_the_host(tmp_path, recorded, monkeypatch):
     """`load_time_s` holds the same work on every path: the read and the matrices in the case's
     layout (cuDF's frames turned into CuPy matrices, in F or C, inside the timer); and with no
     transfer (the read put the data on the device) the end-to-end time holds the load."""

@@ -116,7 +116,7 @@ def test_the_readers_set_up_comes_before_the_timed_read(tmp_path, monkeypatch):
     monkeypatch.setattr(cache, "load_split", lambda d: (calls.append("read"), read(d))[1])
     loaded = inputs.load(directory)
     assert calls == ["warm-up", "timer starts", "read", "timer ends"]
-    assert loaded.host["X_train"].shape[1] == 4 and loaded.reader == "pyarrow"
+    assert loaded.host["X_train"].shape[1] == 4 and loaded.reader == "numpy"
 
 
 def test_the_pyarrow_load_holds_the_layout_as_the_cudf_one_does(tmp_path, monkeypatch):

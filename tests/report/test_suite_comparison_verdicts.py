@@ -122,6 +122,24 @@ def test_a_slowdown_of_every_case_is_found_in_most_of_them():
     assert called / (50 * 12) >= 0.8  # measured: 0.89
 
 
+def test_cases_that_moved_together_are_said_to_have_and_identical_suites_are_not():
+    """Every case 15 % slower (the machine's drift between two suites, as bench/aa.py measured
+    it here, or something every case shares): the comparison says the cases moved together.
+    Identical suites: said about 1 % of the time (a sign test at 1 %)."""
+    from mlcompare.report.suite_comparison.render import to_text, together_line
+
+    rng = np.random.default_rng(5)
+    said = sum(together_line(compare_suites(_twelve(rng, 6, {}), _twelve(rng, 6, {}))) is not None
+               for _ in range(200))
+    assert said <= 6  # expected 1.3 of 200 (24 ratios: 19 or more on one side)
+    drifted = compare_suites(_twelve(rng, 6, {}), _twelve(rng, 6, {i: 1.15 for i in range(12)}))
+    line = together_line(drifted)
+    assert line is not None and line.startswith("The cases moved together: ") and " of 24 timing ratios above 1" in line
+    assert line in to_text(drifted)
+    faster = together_line(compare_suites(_twelve(rng, 6, {i: 1.15 for i in range(12)}), _twelve(rng, 6, {})))
+    assert faster is not None and "ratios below 1" in faster
+
+
 def test_the_ratio_is_of_the_medians_and_the_bounds_are_ratios_of_two_processes():
     a, b = [1.0, 1.2, 0.9, 1.1, 1.05], [2.1, 1.9, 2.4, 2.0, 2.2]
     out = timing(1.05, 2.1, a, b, 0.95)

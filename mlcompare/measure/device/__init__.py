@@ -6,7 +6,7 @@ the CUDA driver itself (through ctypes) how many devices it sees.
 
 A GPU case uses this layer in a fixed order, so that every timer holds only the work
 its name says: `init_device` (imports, CUDA context, memory pool: before any timer),
-then the load (`read_split_device` with cuDF, or pyarrow on the host and `to_device`),
+then the load (`read_split_device` with cuDF, or a read on the host and `to_device`),
 with the arrays in the experiment's layout (`in_layout`, untimed), then the fits, each
 ended by `synchronize` inside its timer.
 

@@ -17,15 +17,16 @@ RAPIDS = ("cuml", "cudf")
 
 def choose_reader(library: str = "") -> tuple[str, str]:
     """(how a GPU case reads its cached dataset, why): 'cudf' (straight into device memory)
-    for a RAPIDS library when cuDF imports here, else 'pyarrow' (into host memory, then one
-    copy to the device). Another library (XGBoost, CatBoost) always reads with pyarrow:
+    for a RAPIDS library when cuDF imports here, else 'host' (into host memory, as a CPU case
+    reads it, then one copy to the device). Another library (XGBoost, CatBoost) always reads
+    on the host:
     importing cuDF switches CuPy's allocator to RMM, so its inputs would be allocated
     differently depending on whether cuDF happens to be installed."""
     if library.split(".", 1)[0] not in RAPIDS:
-        return "pyarrow", f"{library or 'this library'} does not allocate through RMM: read with pyarrow, cuDF unused"
+        return "host", f"{library or 'this library'} does not allocate through RMM: read on the host, cuDF unused"
     problem = import_problem("cudf")
     if problem:
-        return "pyarrow", f"{problem}: read with pyarrow"
+        return "host", f"{problem}: read on the host"
     return "cudf", ""
 
 
@@ -43,7 +44,7 @@ def memory_setup() -> dict[str, str]:
     return dict(_memory_setup)
 
 
-def init_device(reader: str = "pyarrow", library: str = "") -> float:
+def init_device(reader: str = "host", library: str = "") -> float:
     """Import the device libraries, create this process's CUDA context, set up the memory
     pool, make the first allocation and compile the kernels the harness itself uses; return
     the seconds it took.

@@ -95,7 +95,7 @@ def skip_reason(library: str, device: str) -> str | None:
 
     `library` may be an accelerator such as "cuml.accel": it needs cuML and a GPU. GPU
     implementations need CuPy (device arrays) and a CUDA device; cuDF is optional (without
-    it the data is read by pyarrow and copied to the device). cuML and cuDF must also
+    it the data is read on the host and copied to the device). cuML and cuDF must also
     import (tried in a fresh process: `import_problem`).
     """
     reasons = []

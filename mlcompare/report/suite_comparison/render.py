@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import math
 from typing import Callable
 
 import pandas as pd
@@ -107,6 +108,37 @@ def summary_line(comparison: SuiteComparison) -> str:
             f"; {len(comparison.only_a)} only in A, {len(comparison.only_b)} only in B")
 
 
+#: How unlikely, with nothing changed, so many of a comparison's B/A ratios on one side of 1
+#: must be (a two-sided sign test) before `together_line` speaks.
+TOGETHER_P = 0.01
+
+
+def together_line(comparison: SuiteComparison) -> str | None:
+    """A warning when the cases moved together, one way: what one suite a side cannot tell
+    apart. With nothing changed about half of B's ratios lie above 1; on a shared machine whose
+    speed drifts between two suites, nearly all of them lie on one side (bench/aa.py), as they
+    do when something every case shares changed. No interval over one suite's processes
+    covers that drift, so each verdict's level holds for the processes, not for the machine."""
+    found = comparison.together()
+    if found is None:
+        return None
+    median, above, total = found
+    side = max(above, total - above)
+    p = min(1.0, 2 * sum(math.comb(total, k) for k in range(side, total + 1)) / 2**total)
+    if p > TOGETHER_P:
+        return None
+    return (f"The cases moved together: {side} of {total} timing ratios {'above' if above == side else 'below'} 1, "
+            f"median B/A {median:.3g}. A change every case shares (threads, a library, the machine) looks like "
+            "this, and so does this machine's speed drifting between the two suites, which no interval over one "
+            "suite's processes covers: run each side twice to tell them apart, or gate with a margin "
+            "(--fail-slower 1.1).")
+
+
+def summary_lines(comparison: SuiteComparison) -> list[str]:
+    """The summary line, and the warning of `together_line` where it applies."""
+    return [summary_line(comparison)] + [line for line in (together_line(comparison),) if line]
+
+
 def _apart(comparison: SuiteComparison) -> list[tuple[str, list[str]]]:
     return [(f"Only in A ({len(comparison.only_a)})", comparison.only_a),
             (f"Only in B ({len(comparison.only_b)})", comparison.only_b)]
@@ -130,7 +162,8 @@ def to_text(comparison: SuiteComparison) -> str:
     for row in frame.itertuples(index=False):
         table.add_row(*[Text(str(v)) for v in row])
     console.print(table)
-    console.print(summary_line(comparison), markup=False)
+    for line in summary_lines(comparison):
+        console.print(line, markup=False)
     for title, labels in _apart(comparison):
         if labels:
             console.print(f"{title}:", markup=False)
@@ -145,7 +178,8 @@ def to_markdown(comparison: SuiteComparison) -> str:
     head = header_lines(comparison)
     out += [f"- {line}" for line in head[:2]] + ["", f"**{head[3]}**", ""]
     out += [f"- {line.strip()}" for line in head[4:] if line.strip()] + [""]
-    out += [markdown_table(_flat(cells(comparison))), "", summary_line(comparison), ""]
+    out += [markdown_table(_flat(cells(comparison))), ""]
+    out += [part for line in summary_lines(comparison) for part in (line, "")]
     for title, labels in _apart(comparison):
         if labels:
             out += [f"**{title}:**", ""] + [f"- {label}" for label in labels] + [""]
@@ -180,7 +214,7 @@ def to_html(comparison: SuiteComparison, plot: bytes | None = None) -> str:
     parts.append(f"<h2>{html.escape(head[3])}</h2><ul>"
                  + "".join(f"<li>{html.escape(line.strip())}</li>" for line in head[4:] if line.strip()) + "</ul>")
     parts.append(cells(comparison).to_html(index=False, border=0, escape=True))
-    parts.append(f"<p>{html.escape(summary_line(comparison))}</p>")
+    parts += [f"<p>{html.escape(line)}</p>" for line in summary_lines(comparison)]
     for title, labels in _apart(comparison):
         if labels:
             parts.append(f"<h3>{html.escape(title)}</h3><ul>"

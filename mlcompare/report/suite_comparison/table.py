@@ -25,6 +25,7 @@ are too few to ever reach that p (three against three: 0.1) is "too few processe
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Iterator
@@ -94,6 +95,16 @@ class SuiteComparison:
     def false_call_rate(self) -> float:
         """The rate the family of verdicts is held to: 1 − the confidence."""
         return 1 - self.confidence
+
+    def together(self) -> tuple[float, int, int] | None:
+        """How B's cases sat against A's as a whole: (the median B/A over every timing test, how
+        many of those ratios lie above 1, how many there are); None without a test."""
+        ratios = sorted(float(r) for name, _, _ in TIMES
+                        for r, v in zip(self.rows[f"{name}_ratio"], self.rows[f"{name}_verdict"])
+                        if v in (FASTER, SLOWER, SAME) and not math.isnan(r))
+        if not ratios:
+            return None
+        return statistics.median(ratios), sum(r > 1 for r in ratios), len(ratios)
 
     def family(self) -> dict[str, int]:
         """How many timing tests the verdicts made, called, and could not decide."""
