@@ -76,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         argv = explicit_booleans(argv)
     except argparse.ArgumentTypeError as exc:
-        command = next((a for a in argv if not a.startswith("-")), "")
+        # the help named is a command's only where one is on the line: a stray word is not echoed
+        _discover()
+        command = next((a for a in argv if a in COMMANDS), "")
         print(f"mlcompare: error: {exc} (see mlcompare {command} --help)".replace("  ", " "), file=sys.stderr)
         return EXIT_BAD_INPUT
     args = parse(build_parser(), argv)
