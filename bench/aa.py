@@ -61,23 +61,34 @@ def run_suite(folder: Path, *flags: str) -> str:
 
 def compare(a: str, b: str) -> dict:
     """The comparison of B with A as `mlcompare compare` makes it: every timing test and the gates."""
+    from mlcompare.measure.stats import rank_test
     from mlcompare.report import suite_comparison
     from mlcompare.report.suite_comparison.table import FASTER, SLOWER, TIMES
     from mlcompare.tracking import reader
 
     comparison = suite_comparison.compare_suites(reader.find_suite(a, "A"), reader.find_suite(b, "B"))
     rate = comparison.false_call_rate
+    together = comparison.together()
+    common = together[0] if together else 1.0  # the pair's median B/A over every timing test
     tests = []
-    for r in comparison.rows.to_dict("records"):
+    for r, samples in zip(comparison.rows.to_dict("records"), comparison.samples):
         for name, _, _ in TIMES:
             if isinstance(r[f"{name}_p"], float) and not math.isnan(r[f"{name}_p"]):
+                a_values, b_values = samples[name]
+                # the same test with B's processes divided by the pair's common shift: whether this
+                # case moved more than the suite as a whole did
+                relative = rank_test([v / common for v in b_values], a_values)
                 tests.append({"case": r["case"], "quantity": name, "ratio": r[f"{name}_ratio"], "p": r[f"{name}_p"],
                               "verdict": r[f"{name}_verdict"], "called": r[f"{name}_verdict"] in (FASTER, SLOWER),
-                              "slower": r[f"{name}_verdict"] == SLOWER, "unadjusted": r[f"{name}_p"] <= rate})
+                              "slower": r[f"{name}_verdict"] == SLOWER, "unadjusted": r[f"{name}_p"] <= rate,
+                              "relative_p": relative, "relative": relative <= rate,
+                              "relative_slower": relative <= rate and r[f"{name}_ratio"] / common > 1})
     from mlcompare.report.suite_comparison.render import together_line
 
     return {"a": a, "b": b, "tests": tests, "cases": len(comparison.rows),
             "together": together_line(comparison) is not None,
+            "relative_calls": [f"{case} ({name}) {verdict} {ratio:.3f}"
+                               for case, name, ratio, verdict in comparison.relative_calls()],
             "gate_1.1": list(suite_comparison.slower_than(comparison, 1.1)["case"]),
             "gate_1.0": list(suite_comparison.slower_than(comparison, 1.0)["case"])}
 
@@ -116,8 +127,10 @@ def main() -> None:
             found = compare(run_suite(folder), run_suite(folder))
             aa.append(found)
             wrong = sum(t["unadjusted"] for t in found["tests"])
+            relative = sum(t["relative"] for t in found["tests"])
             print(f"A/A pair {number}/{args.pairs}: {found['cases']} cases, {len(found['tests'])} tests, "
-                  f"{wrong} with p ≤ 0.05, {sum(t['called'] for t in found['tests'])} called by the family, "
+                  f"{wrong} with p ≤ 0.05 ({relative} relative to the shift), "
+                  f"{sum(t['called'] for t in found['tests'])} called by the family, "
                   f"gate 1.1 fails on {len(found['gate_1.1'])}; {shift(found['tests'])} "
                   f"({time.perf_counter() - started:.0f} s)", flush=True)
         for number in range(1, args.ab_pairs + 1):
@@ -146,13 +159,20 @@ def main() -> None:
     print(f"  pairs whose comparison says the cases moved together: {share(sum(p['together'] for p in aa), len(aa))}; "
           "per test, p ≤ 0.05, in the others: "
           + (share(sum(t["unadjusted"] for t in calm), len(calm)) if calm else "none"))
+    print("  per test, p ≤ 0.05 relative to the pair's common shift (B's processes divided by the pair's "
+          f"median B/A): {share(sum(t['relative'] for t in tests), len(tests))}")
+    moved = [p for p in aa if p["together"]]
+    if moved:
+        print("  of those, pairs where the line names a case that moved more than the shift (the family "
+              f"relative to it): {share(sum(bool(p['relative_calls']) for p in moved), len(moved))}")
     print(f"  pairs failing --fail-slower 1.1: {share(sum(bool(p['gate_1.1']) for p in aa), len(aa))}; "
           f"1.0: {share(sum(bool(p['gate_1.0']) for p in aa), len(aa))}")
     if ab:
         fits = [t for pair in ab for t in pair["tests"] if t["quantity"] == "fit"]
         print("A/B, one CPU thread instead of the default:")
         print(f"  fits called slower: {share(sum(t['slower'] for t in fits), len(fits))}; median B/A "
-              f"{sorted(t['ratio'] for t in fits)[len(fits) // 2]:.2f}")
+              f"{sorted(t['ratio'] for t in fits)[len(fits) // 2]:.2f}; slower relative to the pair's common "
+              f"shift, p ≤ 0.05: {share(sum(t['relative_slower'] for t in fits), len(fits))}")
         print(f"  pairs failing --fail-slower 1.1: {share(sum(bool(p['gate_1.1']) for p in ab), len(ab))}")
     if args.out:
         args.out.write_text(json.dumps({"aa": aa, "ab": ab}, indent=1))

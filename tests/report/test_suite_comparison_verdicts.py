@@ -165,3 +165,28 @@ def test_the_gate_names_what_it_cannot_decide():
     assert slower_than(comparison, 1.0).empty  # ten times slower, but one process a side proves nothing
     assert undecided_for_slower(comparison) == [
         "random_forest · x · classification 2.5k×20 (fit: 1 process in B against 1 in A)"]
+
+
+def test_relative_to_a_shared_shift_no_case_is_called_and_one_that_moved_more_is():
+    """Every case 15 % slower (the machine's drift, which the raw verdicts call in many cases):
+    relative to the comparison's common shift the family calls anything in at most about 5 %
+    of comparisons; one case 60 % slower on top of the drift is the one it names, in most."""
+    from mlcompare.report.suite_comparison.render import together_line
+
+    rng = np.random.default_rng(6)
+    drift = {i: 1.15 for i in range(12)}
+    raw = any_relative = 0
+    for _ in range(100):
+        comparison = compare_suites(_twelve(rng, 6, {}), _twelve(rng, 6, drift))
+        raw += (comparison.rows["fit_verdict"] == SLOWER).sum()
+        any_relative += bool(comparison.relative_calls())
+    assert raw / (100 * 12) >= 0.08  # the drift alone: measured 0.135 of the raw fit verdicts slower
+    assert any_relative <= 9  # measured 0 of 100; at most 5 % expected
+    named = 0
+    for _ in range(50):
+        comparison = compare_suites(_twelve(rng, 6, {}), _twelve(rng, 6, {**drift, 0: 1.15 * 1.6}))
+        calls = comparison.relative_calls()
+        named += bool(calls) and {case for case, *_ in calls} == {comparison.rows["case"][0]}
+        line = together_line(comparison)
+        assert line is not None and ("moved more than the rest" in line)
+    assert named >= 30  # measured 39 of 50

@@ -113,6 +113,10 @@ def summary_line(comparison: SuiteComparison) -> str:
 TOGETHER_P = 0.01
 
 
+#: How many of the cases that moved more than the shift `together_line` names.
+RELATIVE_LISTED = 5
+
+
 def together_line(comparison: SuiteComparison) -> str | None:
     """A warning when the cases moved together, one way: what one suite a side cannot tell
     apart. With nothing changed about half of B's ratios lie above 1; on a shared machine whose
@@ -127,11 +131,20 @@ def together_line(comparison: SuiteComparison) -> str | None:
     p = min(1.0, 2 * sum(math.comb(total, k) for k in range(side, total + 1)) / 2**total)
     if p > TOGETHER_P:
         return None
+    calls = comparison.relative_calls()
+    named = "; ".join(f"{case} ({name}) {verdict}, {ratio:.3g}× the shift"
+                      for case, name, ratio, verdict in calls[:RELATIVE_LISTED])
+    more = f"; and {len(calls) - RELATIVE_LISTED} more" if len(calls) > RELATIVE_LISTED else ""
+    relative = (f"Relative to that shift ({FAMILY_METHOD} at {comparison.false_call_rate * 100:.3g} %, each "
+                f"test with B's processes divided by {median:.3g}): "
+                + (f"{len(calls)} test{'s' if len(calls) != 1 else ''} moved more than the rest: {named}{more}."
+                   if calls
+                   else "no case moved more than the rest."))
     return (f"The cases moved together: {side} of {total} timing ratios {'above' if above == side else 'below'} 1, "
             f"median B/A {median:.3g}. A change every case shares (threads, a library, the machine) looks like "
             "this, and so does this machine's speed drifting between the two suites, which no interval over one "
             "suite's processes covers: run each side twice to tell them apart, or gate with a margin "
-            "(--fail-slower 1.1).")
+            f"(--fail-slower 1.1). {relative}")
 
 
 def summary_lines(comparison: SuiteComparison) -> list[str]:
@@ -163,7 +176,7 @@ def to_text(comparison: SuiteComparison) -> str:
         table.add_row(*[Text(str(v)) for v in row])
     console.print(table)
     for line in summary_lines(comparison):
-        console.print(line, markup=False)
+        console.print(line, markup=False, soft_wrap=True)  # a sentence is one line, however long
     for title, labels in _apart(comparison):
         if labels:
             console.print(f"{title}:", markup=False)

@@ -106,6 +106,31 @@ class SuiteComparison:
             return None
         return statistics.median(ratios), sum(r > 1 for r in ratios), len(ratios)
 
+    def relative_calls(self) -> list[tuple[str, str, float, str]]:
+        """The cases that moved more than the suite as a whole: each timing test again with B's
+        processes divided by the comparison's common shift (`together`'s median B/A), the tests
+        adjusted together (Benjamini–Hochberg at the false-call rate). (case, quantity, its B/A
+        over the shift, slower or faster), most moved first. Where the whole suite drifted (the
+        machine's speed between two suites, bench/aa.py), these keep the level the raw verdicts
+        lose; what they cannot say is whether the shift itself was the machine or a change."""
+        found = self.together()
+        if found is None:
+            return []
+        shift, rate = found[0], self.false_call_rate
+        tests = []
+        for i, row in enumerate(self.rows.to_dict("records")):
+            for name, _, _ in TIMES:
+                if row[f"{name}_verdict"] not in (FASTER, SLOWER, SAME) or i >= len(self.samples):
+                    continue
+                a, b = self.samples[i][name]
+                moved = [t / shift for t in b]
+                tests.append((row["case"], name, row[f"{name}_ratio"] / shift, rank_test(moved, a),
+                              mann_whitney_u(moved, a) > len(a) * len(b) / 2))
+        adjusted = benjamini_hochberg([p for *_, p, _ in tests])
+        calls = [(case, name, ratio, SLOWER if above else FASTER)
+                 for (case, name, ratio, _, above), p in zip(tests, adjusted) if p <= rate + 1e-12]
+        return sorted(calls, key=lambda c: -abs(math.log(c[2])))
+
     def family(self) -> dict[str, int]:
         """How many timing tests the verdicts made, called, and could not decide."""
         verdicts = [v for name, _, _ in TIMES for v in self.rows[f"{name}_verdict"] if isinstance(v, str) and v]
