@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from mlcompare.measure import cluster as dask_cluster
 from mlcompare.measure import device, disturbance, energy, latency, memory, stats, timed_lock, timing
@@ -25,7 +24,7 @@ from mlcompare.measure.audit import (
     output_evidence,
     verify_device,
 )
-from mlcompare.measure.threads import thread_pools, with_threads
+from mlcompare.measure.threads import limit_pools, thread_pools, with_threads
 from mlcompare.pairings import quality
 from mlcompare.pairings.cluster_params import split_params
 from mlcompare.pairings.imports import ALLOWED_MODULE_PREFIXES, import_estimator
@@ -48,7 +47,7 @@ def run_case(spec: CaseSpec) -> CaseRecord:
     # CPU implementations get exactly the experiment's thread count in every native pool
     # (BLAS, OpenMP); GPU implementations get it as their estimator's host-thread parameter
     # (below), their native pools left to the library.
-    limits = threadpool_limits(limits=threads) if threads and not on_gpu else contextlib.nullcontext()
+    limits = limit_pools(threads) if threads and not on_gpu else contextlib.nullcontext()
     params, cluster_settings = split_params(spec["params"])
     # a distributed implementation trains on a Dask cluster, started (or reached) here
     dask = dask_cluster.cluster(cluster_settings, on_gpu, threads) if spec.get("distributed") else None

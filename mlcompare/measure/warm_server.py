@@ -87,16 +87,19 @@ def preload(estimators: list[str], allowed: tuple[str, ...]) -> dict[str, str]:
     """Import the estimators' modules; what failed, by path (the case itself will fail with
     that error, in its own process)."""
     from mlcompare.measure.audit import library_version
-    from mlcompare.pairings.imports import import_estimator
+    from mlcompare.measure.threads import remember_pools
+    from mlcompare.pairings.imports import accepted_params, import_estimator
 
     failed = {}
     for path in estimators:
         try:
-            import_estimator(path, allowed)
-            library_version(path.split(".", 1)[0])  # cached for every child: its distribution's metadata read
+            # cached for every child: the constructor's parameters, its distribution's metadata
+            accepted_params(import_estimator(path, allowed))
+            library_version(path.split(".", 1)[0])
         except Exception as exc:  # noqa: BLE001 - reported; the case reports it again
             failed[path] = f"{type(exc).__name__}: {exc}"
     _scan_entry_points()
+    remember_pools()  # the last: every import is done
     return failed
 
 
