@@ -110,9 +110,10 @@ class SuiteComparison:
         """The cases that moved more than the suite as a whole: each timing test again with B's
         processes divided by the comparison's common shift (`together`'s median B/A), the tests
         adjusted together (Benjamini–Hochberg at the false-call rate). (case, quantity, its B/A
-        over the shift, slower or faster), most moved first. Where the whole suite drifted (the
-        machine's speed between two suites, bench/aa.py), these keep the level the raw verdicts
-        lose; what they cannot say is whether the shift itself was the machine or a change."""
+        over the shift, slower or faster), most moved first. They tell a change that hit a few
+        cases from one every case shares; they do not remove a machine's drift between two
+        suites, which moves cases by different factors (bench/aa.py: relative tests at p ≤ 0.05
+        as often as raw ones), nor say whether the shift itself was the machine or a change."""
         found = self.together()
         if found is None:
             return []
