@@ -61,28 +61,25 @@ def run_suite(folder: Path, *flags: str) -> str:
 
 def compare(a: str, b: str) -> dict:
     """The comparison of B with A as `mlcompare compare` makes it: every timing test and the gates."""
-    from mlcompare.measure.stats import rank_test
     from mlcompare.report import suite_comparison
     from mlcompare.report.suite_comparison.table import FASTER, SLOWER, TIMES
     from mlcompare.tracking import reader
 
     comparison = suite_comparison.compare_suites(reader.find_suite(a, "A"), reader.find_suite(b, "B"))
     rate = comparison.false_call_rate
-    together = comparison.together()
-    common = together[0] if together else 1.0  # the pair's median B/A over every timing test
+    # the same tests with B's processes divided by the pair's median B/A: whether a case moved
+    # more than the suite as a whole did
+    relative = {(case, name): (ratio, p) for case, name, ratio, p, _ in comparison.relative_tests()}
     tests = []
-    for r, samples in zip(comparison.rows.to_dict("records"), comparison.samples):
+    for r in comparison.rows.to_dict("records"):
         for name, _, _ in TIMES:
             if isinstance(r[f"{name}_p"], float) and not math.isnan(r[f"{name}_p"]):
-                a_values, b_values = samples[name]
-                # the same test with B's processes divided by the pair's common shift: whether this
-                # case moved more than the suite as a whole did
-                relative = rank_test([v / common for v in b_values], a_values)
+                moved, relative_p = relative[r["case"], name]
                 tests.append({"case": r["case"], "quantity": name, "ratio": r[f"{name}_ratio"], "p": r[f"{name}_p"],
                               "verdict": r[f"{name}_verdict"], "called": r[f"{name}_verdict"] in (FASTER, SLOWER),
                               "slower": r[f"{name}_verdict"] == SLOWER, "unadjusted": r[f"{name}_p"] <= rate,
-                              "relative_p": relative, "relative": relative <= rate,
-                              "relative_slower": relative <= rate and r[f"{name}_ratio"] / common > 1})
+                              "relative_p": relative_p, "relative": relative_p <= rate,
+                              "relative_slower": relative_p <= rate and moved > 1})
     from mlcompare.report.suite_comparison.render import together_line
 
     return {"a": a, "b": b, "tests": tests, "cases": len(comparison.rows),

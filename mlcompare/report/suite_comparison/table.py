@@ -106,18 +106,14 @@ class SuiteComparison:
             return None
         return statistics.median(ratios), sum(r > 1 for r in ratios), len(ratios)
 
-    def relative_calls(self) -> list[tuple[str, str, float, str]]:
-        """The cases that moved more than the suite as a whole: each timing test again with B's
-        processes divided by the comparison's common shift (`together`'s median B/A), the tests
-        adjusted together (Benjamini–Hochberg at the false-call rate). (case, quantity, its B/A
-        over the shift, slower or faster), most moved first. They tell a change that hit a few
-        cases from one every case shares; they do not remove a machine's drift between two
-        suites, which moves cases by different factors (bench/aa.py: relative tests at p ≤ 0.05
-        as often as raw ones), nor say whether the shift itself was the machine or a change."""
+    def relative_tests(self) -> list[tuple[str, str, float, float, bool]]:
+        """Each timing test again with B's processes divided by the comparison's common shift
+        (`together`'s median B/A): (case, quantity, its B/A over the shift, the exact test's p,
+        whether B's processes rank above A's), unadjusted."""
         found = self.together()
         if found is None:
             return []
-        shift, rate = found[0], self.false_call_rate
+        shift = found[0]
         tests = []
         for i, row in enumerate(self.rows.to_dict("records")):
             for name, _, _ in TIMES:
@@ -127,9 +123,19 @@ class SuiteComparison:
                 moved = [t / shift for t in b]
                 tests.append((row["case"], name, row[f"{name}_ratio"] / shift, rank_test(moved, a),
                               mann_whitney_u(moved, a) > len(a) * len(b) / 2))
+        return tests
+
+    def relative_calls(self) -> list[tuple[str, str, float, str]]:
+        """The cases that moved more than the suite as a whole: `relative_tests` adjusted together
+        (Benjamini–Hochberg at the false-call rate). (case, quantity, its B/A over the shift,
+        slower or faster), most moved first. They tell a change that hit a few cases from one
+        every case shares; they do not remove a machine's drift between two suites, which moves
+        cases by different factors (bench/aa.py: relative tests at p ≤ 0.05 as often as raw
+        ones), nor say whether the shift itself was the machine or a change."""
+        tests = self.relative_tests()
         adjusted = benjamini_hochberg([p for *_, p, _ in tests])
         calls = [(case, name, ratio, SLOWER if above else FASTER)
-                 for (case, name, ratio, _, above), p in zip(tests, adjusted) if p <= rate + 1e-12]
+                 for (case, name, ratio, _, above), p in zip(tests, adjusted) if p <= self.false_call_rate + 1e-12]
         return sorted(calls, key=lambda c: -abs(math.log(c[2])))
 
     def family(self) -> dict[str, int]:
