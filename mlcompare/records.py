@@ -87,6 +87,10 @@ class CaseSpec(TypedDict):
     # (predict) was found not to differ from the next ones, and is the first value (default True)
     fit_warmup: NotRequired[bool]
     predict_warmup: NotRequired[bool]
+    # warm-up calls until `timing.SETTLE_S` after the first fit (0: none), and whether the
+    # process takes values past it for the plan to compare (a case's first process)
+    fit_settle_s: NotRequired[float]
+    fit_calibrate: NotRequired[bool]
     process_overhead_s: NotRequired[float]  # what a case's process spends outside its model calls, measured
 
 
@@ -105,6 +109,7 @@ class CaseRecord(TypedDict, total=False):
     # measured in the case's process
     metrics: dict[str, float]
     fit_times: list[float]
+    fit_value_offsets_s: list[float]  # when each fit value started, after the first fit ended (a calibrating process)
     fit_host_times: list[float]
     predict_times: list[float]  # the warm predict (or transform) calls
     effective_params: dict[str, str]  # the estimator's parameters after fit (unset ones as the library used them)

@@ -233,6 +233,7 @@ def _measure_and_advise(args: argparse.Namespace, asked: _Asked, deadline: float
     from mlcompare.config.advice_input import step_experiment
     from mlcompare.data.cache import data_dir, human_count
     from mlcompare.data.own_table import SUBSAMPLE_FOLDER, subsample_file, table_key
+    from mlcompare.measure.threads import default_threads
     from mlcompare.suite.cases import case_skip_reason
     from mlcompare.suite.dead_suites import owner_tags
     from mlcompare.suite.isolation import start_warm_worker
@@ -260,8 +261,8 @@ def _measure_and_advise(args: argparse.Namespace, asked: _Asked, deadline: float
         experiment = step_experiment(folder, f"advise-{stem}-{human_count(rows)}", subsample, rows, own.table,
                                      implementations, asked.catalog, rounds, timeout_s, asked.prices)
         if warm is None:  # the CPU libraries imported once for every step
-            warm = start_warm_worker(experiment.cases(), experiment.allowed_modules, case_skip_reason, early) \
-                or False
+            warm = start_warm_worker(experiment.cases(), experiment.allowed_modules, case_skip_reason, early,
+                                     experiment.threads or default_threads()) or False
         outcome = run_suite(experiment, StepRecorder(experiment.name, advice_id), say=say, guard=guard, warm=warm)
         stored = find_suite(outcome.parent_run_id, "advise")
         return Step(rows, outcome.parent_run_id, time.time() - began, stored.run.metrics.get("suite_wall_time_s", 0.0),

@@ -116,11 +116,13 @@ def _run_checked(args: argparse.Namespace, guard, early):
         cluster = connect(args.scheduler)
         say(f"mlcompare: spreading the cases over {cluster.describe()}")
     elif args.warm_worker:
+        from mlcompare.measure.threads import default_threads
         from mlcompare.suite.cases import case_skip_reason
         from mlcompare.suite.isolation import start_warm_worker
 
         # the estimators' imports overlap the datasets' preparation and the store's opening
-        warm = start_warm_worker(experiment.cases(), experiment.allowed_modules, case_skip_reason, early)
+        warm = start_warm_worker(experiment.cases(), experiment.allowed_modules, case_skip_reason, early,
+                                 experiment.threads or default_threads())
     # made by a forked child while this process opens the store; spread, every case's data
     # (the workers may lack it); before any run is written
     preparing = PreparingBeside(experiment, say, guard, everywhere=cluster is not None)

@@ -8,6 +8,7 @@ fit in the process and a crash cannot take the suite down.
 from __future__ import annotations
 
 import contextlib
+import time
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -111,8 +112,13 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     timing.mark(spec.get("progress_path"), timing.FIRST_FIT)
     with memory.FitMemory(children=tree) as host_peak, gpu_meter as gpu_memory:
         first_model, cold = timing.timed(fitter(data), sync)
+    first_ended = time.perf_counter()
     timing.mark(spec.get("progress_path"), timing.AFTER_FIRST_FIT)
     gpu_mb = gpu_memory.peak_mb if gpu_memory is not None else None
+    # 2b. where the case's first processes found the values just after the first fit slower
+    # than the later ones (what it started still running: `timing.SETTLE_S`), more warm-ups
+    settled = timing.settle(fitter(data), sync, first_ended, spec.get("fit_settle_s", 0.0)) \
+        if warm_up_fit else timing.Settled()
     # 3. warm fits from a fresh estimator each, data already where the library computes; the
     # energy counters (NVML for GPU cases, RAPL for CPU ones) are read before and after them
     if warm_up_fit:
@@ -122,8 +128,11 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     fit_min_s = min_time_s
     if planned:
         fit_min_s = timing.values_time_s(min_time_s, spec["process_overhead_s"])
+    # a case's first process takes values past SETTLE_S, for the plan to compare (`suite.plan`)
+    calibrate_until = first_ended + timing.SETTLE_S if spec.get("fit_calibrate") else None
     with metering:
-        fits = timing.repeat(fitter(data), sync, repeats, fit_min_s, first=None if warm_up_fit else (first_model, cold))
+        fits = timing.repeat(fitter(data), sync, repeats, fit_min_s, first=None if warm_up_fit else (first_model, cold),
+                             calibrate_until=calibrate_until)
     model, fit_times = fits.result, fits.times
     ran_on = verify_device(model, spec, gpu_mb) if not accelerated else ""
     # 3b. the same fits given host (numpy) arrays: what a user calling fit(X) pays on a GPU,
@@ -171,7 +180,7 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         "peak_host_memory_mb": memory.peak_rss_mb(),
         **fitted_counts(model),
         **scores, **fit_energy.metrics(fits.calls), **by_batch.metrics,
-        "fit_loops": fits.loops, "fit_warmups": 0 if fits.first_given else 1,
+        "fit_loops": fits.loops, "fit_warmups": 0 if fits.first_given else 1 + settled.calls,
     }
     if predicting.loops:
         metrics["predict_loops"] = predicting.loops
@@ -216,13 +225,15 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         "library_version": library_version(spec["library"]),
         # seconds spent in the model's own calls, timed or not, and in those whose values are
         # reported (for the harness-overhead bench)
-        "model_time_s": cold + fits.spent_s + (host_fits.spent_s if host_fits is not fits else 0.0)
+        "model_time_s": cold + settled.seconds + fits.spent_s + (host_fits.spent_s if host_fits is not fits else 0.0)
         + predicting.total + transfer_in + by_batch.seconds,
         # the first fit (predict): a value where it is the first one, else `fit_cold_time_s`'s own
         "reported_time_s": _in_values(fits) + (_in_values(host_fits) if host_fits is not fits else 0.0)
         + predicting.in_values + (0.0 if fits.first_given else cold)
         + ((predicting.cold or 0.0) if predicting.warmups else 0.0),
     }
+    if calibrate_until is not None:  # when each value started, after the first fit ended
+        record["fit_value_offsets_s"] = [start - first_ended for start in fits.starts]
     return cast(CaseRecord, {**record, **extra})  # `extra` holds record keys only
 
 

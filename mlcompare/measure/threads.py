@@ -14,11 +14,13 @@ from __future__ import annotations
 import ctypes
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ContextManager
+from typing import Any
 
 import psutil
-from threadpoolctl import ThreadpoolController, threadpool_info, threadpool_limits
+from threadpoolctl import ThreadpoolController, threadpool_info
 
 from mlcompare.pairings.imports import accepted_params
 
@@ -145,12 +147,37 @@ def remember_pools() -> None:
     _remembered = (ThreadpoolController(), count) if count is not None else None
 
 
-def limit_pools(threads: int) -> ContextManager[Any]:
-    """Every loaded native pool limited to `threads` (threadpoolctl), until the block ends:
-    the warm worker's scan where this process has loaded no shared library since it was
-    forked, else (a library loaded since, a fresh process) a new scan."""
+@contextmanager
+def limit_pools(threads: int) -> Iterator[None]:
+    """Every loaded native pool limited to `threads` until the block ends: the warm worker's
+    scan where this process has loaded no shared library since it was forked, else (a library
+    loaded since, a fresh process) a new scan (threadpoolctl).
+
+    A pool already of that size is left alone. Setting one is not free: in a process forked
+    from the warm worker, OpenBLAS answers `openblas_set_num_threads` by starting its worker
+    threads, which then spin for about 0.1 s with nothing to do (two OpenBLAS copies here,
+    NumPy's and SciPy's: both cores busy for 0.1 s at the start of every case's process,
+    beside its data read and its first fit). A library that needs them starts them itself
+    when it first calls into BLAS, as it would in a user's process.
+    """
     remembered = _still_loaded()
-    return remembered.limit(limits=threads) if remembered is not None else threadpool_limits(limits=threads)
+    controller = remembered if remembered is not None else ThreadpoolController()
+    changed = [(pool, pool.num_threads) for pool in controller.lib_controllers if pool.num_threads != threads]
+    for pool, _ in changed:
+        pool.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        for pool, before in reversed(changed):
+            pool.set_num_threads(before)
+
+
+def set_pools(threads: int) -> None:
+    """In the warm worker, before it forks any case: its pools sized to the suite's thread
+    count once, so that `limit_pools` in the processes it forks finds them so and sets none."""
+    for pool in ThreadpoolController().lib_controllers:
+        if pool.num_threads != threads:
+            pool.set_num_threads(threads)
 
 
 def _still_loaded() -> ThreadpoolController | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import gc
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -38,6 +38,18 @@ RECHECK_BELOW_S = 0.05
 #: only hide its cost in a larger share, each process's figure hardly steadier for them (the
 #: spread between processes decides). The per-process median stays the unit of every interval.
 VALUES_OVER_FIXED = 1.5
+#: What a first call starts may outlast it. In a process forked from the warm worker no native
+#: pool has threads yet: the first call that asks for OpenBLAS's starts them, and they spin
+#: 2**28 cycles (about 0.1 s here) before they sleep, beside whatever comes next (scikit-learn's
+#: k-means does so as it ends, restoring the pool's size it had lowered: its next fits, on
+#: OpenMP's threads, then share the cores with two spinning ones and take twice as long). A
+#: process that keeps its first call apart can keep warming up until this long after it
+#: (`settle`); a case's first process times values past it to see whether that is needed
+#: (`repeat(calibrate_until=...)`, `suite.plan`).
+SETTLE_S = 0.15
+#: Values past SETTLE_S are only taken to calibrate while one lasts less than this: a longer fit
+#: would pay a whole value for it, and hides a 0.1 s after-effect in its own length.
+CALIBRATE_BELOW_S = 0.25
 
 
 def values_time_s(min_time_s: float, around_s: float) -> float:
@@ -73,6 +85,8 @@ class Repeated:
     #: the first value is a call made before (`repeat(first=...)`: a process's cold fit, when the
     #: first call was found not to differ from the others)
     first_given: bool = False
+    #: when each value's timer started (`time.perf_counter`; NaN for a given first call)
+    starts: list[float] = field(default_factory=list)
 
     @property
     def calls(self) -> int:
@@ -111,7 +125,8 @@ def timed_loop(fn: Callable[[], Any], on_gpu: bool, loops: int) -> tuple[Any, fl
 
 
 def repeat(fn: Callable[[], Any], on_gpu: bool, repeats: int, min_time_s: float = 0.0,
-           loops: int | None = None, first: tuple[Any, float] | None = None) -> Repeated:
+           loops: int | None = None, first: tuple[Any, float] | None = None,
+           calibrate_until: float | None = None) -> Repeated:
     """At least `repeats` values, more until the calls add up to `min_time_s`.
 
     A value is one call's seconds, or, where a call is shorter than SHORT_CALL_S, the mean
@@ -124,10 +139,15 @@ def repeat(fn: Callable[[], Any], on_gpu: bool, repeats: int, min_time_s: float 
 
     `first`: (result, seconds) of a call already made and timed the same way (a process's
     cold fit, where its first call does not differ from the others): it is that first call.
+
+    `calibrate_until` (a `time.perf_counter` moment): values go on until one starts after it,
+    while a value lasts less than CALIBRATE_BELOW_S (`suite.plan` compares those before and after).
     """
     times: list[float] = []
+    starts: list[float] = []
     result, calibration = None, 0.0
     if loops is None:
+        first_started = time.perf_counter()
         result, first_s = first if first is not None else timed(fn, on_gpu)
         probes = [first_s]
         while SHORT_CALL_S <= min(probes) < RECHECK_BELOW_S and len(probes) < 3:
@@ -136,13 +156,40 @@ def repeat(fn: Callable[[], Any], on_gpu: bool, repeats: int, min_time_s: float 
         loops = loops_for(min(probes))
         if loops == 1:
             times.append(first_s)
+            starts.append(math.nan if first is not None else first_started)
             calibration = sum(probes[1:])
         else:
             calibration = sum(probes[1:] if first is not None else probes)
-    while len(times) < repeats or (sum(times) * loops < min_time_s and len(times) < MAX_REPEATS):
+
+    def calibrating() -> bool:
+        return (calibrate_until is not None and bool(times) and starts[-1] < calibrate_until
+                and times[-1] * loops < CALIBRATE_BELOW_S)
+
+    while len(times) < repeats or (sum(times) * loops < min_time_s and len(times) < MAX_REPEATS) or calibrating():
+        starts.append(time.perf_counter())
         result, seconds = timed_loop(fn, on_gpu, loops)
         times.append(seconds)
-    return Repeated(result, times, loops, calibration, first_given=first is not None and loops == 1)
+    return Repeated(result, times, loops, calibration, first_given=first is not None and loops == 1, starts=starts)
+
+
+@dataclass
+class Settled:
+    """The warm-up calls `settle` made: how many, and their seconds."""
+
+    calls: int = 0
+    seconds: float = 0.0
+
+
+def settle(fn: Callable[[], Any], on_gpu: bool, first_ended: float, settle_s: float) -> Settled:
+    """Warm-up calls (untimed values, garbage collector off as in the timed ones) until
+    `settle_s` seconds have passed since the process's first call ended (`first_ended`, a
+    `time.perf_counter` moment): what that call started has then run its course (SETTLE_S)."""
+    done = Settled()
+    while settle_s > 0 and time.perf_counter() - first_ended < settle_s:
+        _, seconds = timed(fn, on_gpu)
+        done.calls += 1
+        done.seconds += seconds
+    return done
 
 
 #: The phase names `mark` writes: the first fit has started / it has ended.

@@ -18,7 +18,7 @@ imports run beside the suite's own checking of the experiment file.
 
 The suite talks to it over the socket FD (SOCK_SEQPACKET: one JSON object per message):
 
-    suite  -> server  {"preload": [estimator paths], "allowed": [module prefixes]}
+    suite  -> server  {"preload": [estimator paths], "allowed": [module prefixes], "threads": n or null}
     server -> suite   {"ready": pid, "seconds": s, "failed": {path: error}}  or  {"refused": why}
     suite  -> server  {"spec": path, "result": path, "stderr": path}, the held quiet lock attached
     server -> suite   {"started": pid}
@@ -30,6 +30,7 @@ End of file on the socket (the suite closed it) ends the server.
 from __future__ import annotations
 
 import faulthandler
+import gc
 import importlib
 import json
 import os
@@ -83,11 +84,12 @@ def import_base() -> None:
     warm_reader()  # every child inherits a reader already set up (pyarrow copes with the fork)
 
 
-def preload(estimators: list[str], allowed: tuple[str, ...]) -> dict[str, str]:
+def preload(estimators: list[str], allowed: tuple[str, ...], threads: int | None = None) -> dict[str, str]:
     """Import the estimators' modules; what failed, by path (the case itself will fail with
-    that error, in its own process)."""
+    that error, in its own process). The native pools are then sized to `threads` once, here,
+    so that the cases forked with that count find them so (`threads.limit_pools`)."""
     from mlcompare.measure.audit import library_version
-    from mlcompare.measure.threads import remember_pools
+    from mlcompare.measure.threads import remember_pools, set_pools
     from mlcompare.pairings.imports import accepted_params, import_estimator
 
     failed = {}
@@ -99,6 +101,8 @@ def preload(estimators: list[str], allowed: tuple[str, ...]) -> dict[str, str]:
         except Exception as exc:  # noqa: BLE001 - reported; the case reports it again
             failed[path] = f"{type(exc).__name__}: {exc}"
     _scan_entry_points()
+    if threads:
+        set_pools(threads)
     remember_pools()  # the last: every import is done
     return failed
 
@@ -124,7 +128,7 @@ def serve(sock: socket.socket) -> int:
     if hello is None:
         return 0
     started = time.perf_counter()
-    failed = preload(hello.get("preload", []), tuple(hello.get("allowed", ())))
+    failed = preload(hello.get("preload", []), tuple(hello.get("allowed", ())), hello.get("threads"))
     gpu = gpu_modules_loaded()
     if gpu:
         send(sock, {"refused": f"GPU libraries were imported while preloading ({', '.join(gpu)}): "
@@ -139,6 +143,9 @@ def serve(sock: socket.socket) -> int:
         quiet_fd = fds[0] if fds else None
         sys.stdout.flush()
         sys.stderr.flush()
+        # what this process made is left out of the collector's reach in the child: a collection
+        # there would otherwise walk every inherited object and copy the pages it writes to
+        gc.freeze()
         pid = os.fork()
         if pid == 0:
             _child(sock, request, quiet_fd)  # never returns

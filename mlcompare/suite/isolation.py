@@ -65,7 +65,7 @@ def serving(warm: WarmWorker | None, turns: Turns | None) -> Iterator[Serving]:
 @contextmanager
 def case_processes(cases: list[Case], allowed: tuple[str, ...], skip_reason: Callable[[Case], str | None],
                    recorder: Recorder, scratch: Path, warm: WarmWorker | bool = True,
-                   local: bool = True) -> Iterator[None]:
+                   local: bool = True, threads: int | None = None) -> Iterator[None]:
     """While a suite's cases run here: its runs are written behind (by the recorder's thread,
     never during a case's timed calls) and its CPU cases are forked from a warm worker (`warm`,
     or one started here when True). A suite spread over a Dask cluster (not `local`) writes
@@ -79,7 +79,7 @@ def case_processes(cases: list[Case], allowed: tuple[str, ...], skip_reason: Cal
     turns.handed_over = recorder.release_queued
     server = warm if isinstance(warm, WarmWorker) else None
     if warm is True:
-        server = start_warm_worker(cases, allowed, skip_reason)
+        server = start_warm_worker(cases, allowed, skip_reason, threads=threads)
     try:
         with serving(server, turns):
             yield
@@ -109,17 +109,18 @@ def worker_env() -> dict[str, str]:
 
 
 def start_warm_worker(cases: list[Case], allowed: tuple[str, ...], skip_reason: Callable[[Case], str | None],
-                      started: WarmWorker | None = None) -> WarmWorker | None:
+                      started: WarmWorker | None = None, threads: int | None = None) -> WarmWorker | None:
     """A warm worker for the CPU cases that can run here (None when there is none; `started`,
     one started before the experiment was read, is then shut down); it imports their
-    estimators now and is waited for at its first case."""
+    estimators now, sizes its native pools to `threads` (the suite's) and is waited for at its
+    first case."""
     preload = preloads(cases, skip_reason)
     if started is None:
-        return WarmWorker(preload, allowed, worker_env()) if preload else None
+        return WarmWorker(preload, allowed, worker_env(), threads) if preload else None
     if not preload:
         started.shutdown()
         return None
-    started.expect(preload, allowed)
+    started.expect(preload, allowed, threads)
     return started
 
 

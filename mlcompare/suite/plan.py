@@ -10,6 +10,12 @@ process as the statistical unit. mlcompare does the same, per case, inside the s
   instead of spending it apart; until then every process keeps its warm-up, and adds to the
   evidence. The decision is on the run (`fit_warmups`, `predict_warmups`,
   the `warmup_plan` tag).
+- **Warm-ups for as long as the first call's after-effects last.** What a first call starts
+  may outlast it (in a forked process, OpenBLAS's threads start at the first call that asks
+  for them and spin for about 0.1 s: `timing.SETTLE_S`). A case's first process takes its values
+  past that window (those lasting under `timing.CALIBRATE_BELOW_S`); where the values that
+  started in it are slower than the later ones by more than `SETTLE_TOLERANCE`, the next
+  processes keep their first call apart and warm up until the window is over.
 - **Several values where a call is short, one where it is long.** Each process keeps taking
   fit values until they add up to `timing.VALUES_OVER_FIXED` times what it spends around its
   model calls (`process_overhead_s`, measured here: a process's wall less its model calls).
@@ -27,6 +33,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from mlcompare.measure.timing import SETTLE_S
 from mlcompare.records import CaseRecord
 
 #: A first call within this fraction of the next calls' median is no warm-up: it is a value.
@@ -34,6 +41,13 @@ from mlcompare.records import CaseRecord
 #: process spends it apart. An undetected difference below it biases a one-value process by
 #: at most this much, less than the processes of this machine differ between themselves.
 WARMUP_TOLERANCE = 0.03
+#: Values in the window after the first call slower than the later ones by more than this:
+#: the next processes warm up through it. What it catches doubles those values here; a few
+#: values of a steady call differ by a few per cent, and a window paid for nothing costs
+#: SETTLE_S in every later process.
+SETTLE_TOLERANCE = 0.10
+#: The values compared with the later ones: the first few after the first fit.
+SETTLE_FIRST_VALUES = 3
 #: A process's cost around its model calls before any was measured (fork, data read, scoring,
 #: end: about 0.15 s for a forked case here).
 DEFAULT_OVERHEAD_S = 0.15
@@ -51,6 +65,19 @@ def first_call_ratio(record: CaseRecord, call: str) -> float | None:
     return cold / statistics.median(values)
 
 
+def settle_ratio(record: CaseRecord) -> float | None:
+    """A calibrating process's first fit values that started within SETTLE_S of its first fit's
+    end (up to SETTLE_FIRST_VALUES: those a process's median is made of where its values are few,
+    and the ones an after-effect that fades hits hardest; their mean, which one slow value moves),
+    over the median of those that started after; None where it has not both."""
+    values, offsets = record.get("fit_times") or [], record.get("fit_value_offsets_s") or []
+    early = [v for v, at in zip(values, offsets) if 0 <= at < SETTLE_S][:SETTLE_FIRST_VALUES]
+    late = [v for v, at in zip(values, offsets) if at >= SETTLE_S]
+    if not early or not late:
+        return None
+    return statistics.fmean(early) / statistics.median(late)
+
+
 @dataclass(frozen=True)
 class WarmupPlan:
     """What a case's processes so far decided for the next ones."""
@@ -58,9 +85,12 @@ class WarmupPlan:
     fit: bool = True  # keep the fit's warm-up apart
     predict: bool = True
     note: str = ""
+    settle: bool = False  # warm up until SETTLE_S after the first fit (implies its warm-up)
+    calibrate: bool = True  # take values past SETTLE_S, to decide `settle`
 
-    def spec(self) -> dict[str, bool]:
-        return {"fit_warmup": self.fit, "predict_warmup": self.predict}
+    def spec(self) -> dict[str, Any]:
+        return {"fit_warmup": self.fit or self.settle, "predict_warmup": self.predict,
+                "fit_settle_s": SETTLE_S if self.settle else 0.0, "fit_calibrate": self.calibrate}
 
 
 def warmup_plan(processes: list[CaseRecord], before: WarmupPlan | None = None) -> WarmupPlan:
@@ -86,7 +116,49 @@ def warmup_plan(processes: list[CaseRecord], before: WarmupPlan | None = None) -
             parts.append(f"{seen} (> {1 + WARMUP_TOLERANCE:.2f}): a warm-up in every process")
         else:
             parts.append(f"{seen} (≤ {1 + WARMUP_TOLERANCE:.2f}): the first value from process {len(processes) + 1} on")
-    return WarmupPlan(keep["fit"], keep["predict"], "; ".join(parts))
+    settle, calibrate = _settling(processes, before, parts)
+    return WarmupPlan(keep["fit"], keep["predict"], "; ".join(parts), settle, calibrate)
+
+
+def _settling(processes: list[CaseRecord], before: WarmupPlan | None, parts: list[str]) -> tuple[bool, bool]:
+    """(settle, calibrate) for the next processes, from the first process that calibrated (a
+    decision taken stays); its sentence appended to `parts` once taken."""
+    if before is not None and not before.calibrate:
+        parts.extend(p for p in before.note.split("; ") if p.startswith("after the first fit:"))
+        return before.settle, False
+    calibrated = [r for r in processes if r.get("fit_value_offsets_s")]
+    if not calibrated:
+        return False, True  # no process has calibrated yet (the first did not run fine)
+    ratio = settle_ratio(calibrated[0])
+    if ratio is None:
+        parts.append(f"after the first fit: no values both within and after {SETTLE_S:g} s of it "
+                     "(calls too long to tell): no warm-up through it")
+        return False, False
+    settle = ratio > 1 + SETTLE_TOLERANCE
+    seen = f"after the first fit: the first values within {SETTLE_S:g} s of it {ratio:.2f}× the later ones"
+    if settle:
+        parts.append(f"{seen} (> {1 + SETTLE_TOLERANCE:.2f}): warm-ups until {SETTLE_S:g} s after it "
+                     f"from process {len(processes) + 1} on")
+    else:
+        parts.append(f"{seen} (≤ {1 + SETTLE_TOLERANCE:.2f}): no warm-up through it")
+    return settle, False
+
+
+def drop_unsettled(record: CaseRecord) -> int:
+    """In a calibrating process of a case found to need the window after its first fit warmed
+    through (`WarmupPlan.settle`), the fit values taken in that window become warm-ups, as the
+    later processes' are: every value of the case is then taken after it. How many were dropped."""
+    values, offsets = record.get("fit_times") or [], record.get("fit_value_offsets_s") or []
+    early = [i for i, at in enumerate(offsets) if 0 <= at < SETTLE_S]
+    if not early or len(early) == len(values):
+        return 0
+    m = record["metrics"]
+    dropped = sum(values[i] for i in early) * m.get("fit_loops", 1)
+    record["fit_times"] = [v for i, v in enumerate(values) if i not in early]
+    record["fit_value_offsets_s"] = [at for i, at in enumerate(offsets) if i not in early]
+    m["fit_warmups"] = m.get("fit_warmups", 1) + len(early)
+    record["reported_time_s"] = record.get("reported_time_s", dropped) - dropped
+    return len(early)
 
 
 @dataclass
@@ -110,7 +182,8 @@ class Overheads:
         return statistics.median(seen) if seen else DEFAULT_OVERHEAD_S
 
 
-def process_spec(plan: WarmupPlan | None, overhead_s: float) -> dict[str, Any]:
-    """The spec keys of a case's process: its warm-ups (none decided yet: both kept) and the
-    overhead its values are measured against."""
-    return {**(plan or WarmupPlan()).spec(), "process_overhead_s": overhead_s}
+def process_spec(plan: WarmupPlan | None, overhead_s: float, more_to_come: bool = True) -> dict[str, Any]:
+    """The spec keys of a case's process: its warm-ups (none decided yet: both kept, and values
+    past SETTLE_S where `more_to_come` processes could use what they show) and the overhead its
+    values are measured against."""
+    return {**(plan or WarmupPlan(calibrate=more_to_come)).spec(), "process_overhead_s": overhead_s}

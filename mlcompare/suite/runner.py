@@ -44,7 +44,7 @@ from mlcompare.suite.cases import (
 )
 from mlcompare.suite.dead_suites import heal, owner_tags
 from mlcompare.suite.interrupts import Interrupted, SignalGuard
-from mlcompare.suite.plan import Overheads, WarmupPlan, process_spec, warmup_plan
+from mlcompare.suite.plan import Overheads, WarmupPlan, drop_unsettled, process_spec, warmup_plan
 from mlcompare.suite.progress import SuiteProgress, collapsed
 from mlcompare.suite.rounds import pool_rounds, stability
 from mlcompare.suite.warm_worker import WarmWorker
@@ -188,7 +188,8 @@ class Suite:
             self.say(f"resume: {len(finished)} cases of this experiment already FINISHED in the store")
         with tempfile.TemporaryDirectory(prefix="mlcompare-suite-") as scratch, \
                 isolation.case_processes(self.cases, experiment.allowed_modules, case_skip_reason, recorder,
-                                         Path(scratch), self.options.warm, local=cluster is None):
+                                         Path(scratch), self.options.warm, local=cluster is None,
+                                         threads=self.threads):
             if cluster is None:
                 recorder.between_cases(_report_libraries)  # imported between cases, not after the last
             outcomes = _outcomes(self.cases, experiment, self.experiment_fp, finished, self.threads, self.prepared,
@@ -308,7 +309,7 @@ def _local_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment:
         if progress:
             progress.case_started(index, len(cases), label)
         load = loads.reading()
-        spec = process_spec(plans.get(index), overheads.typical(_process_kind(case)))
+        spec = process_spec(plans.get(index), overheads.typical(_process_kind(case)), experiment.rounds > 1)
         record = run_here(case, experiment, threads, prepared, path, guard, spec)
         overheads.add(record)
         if record["status"] == Status.OK:
@@ -347,6 +348,8 @@ def _local_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment:
                     finished.add(index)
                 else:
                     plans[index] = warmup_plan(rounds[index], plans.get(index))
+                    if plans[index].settle:
+                        drop_unsettled(record)
                     why = stopping.done([median(r["fit_times"]) for r in rounds[index]])
                     if why:
                         finished.add(index)

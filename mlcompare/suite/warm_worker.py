@@ -61,10 +61,13 @@ def preloads(cases: Iterable[Case], skip_reason: Callable[[Case], str | None]) -
 class WarmWorker:
     """A fork server for one suite's CPU cases; `launch` hands it one case at a time."""
 
-    def __init__(self, preload: list[str] | None, allowed: tuple[str, ...], env: dict[str, str]) -> None:
-        """`preload` None: the server starts with its base imports and waits for `expect`."""
+    def __init__(self, preload: list[str] | None, allowed: tuple[str, ...], env: dict[str, str],
+                 threads: int | None = None) -> None:
+        """`preload` None: the server starts with its base imports and waits for `expect`.
+        `threads`: the suite's thread count, which the server sizes its native pools to before
+        it forks a case (`measure.threads.set_pools`)."""
         self.preload = None if preload is None else list(preload)
-        self.allowed, self.env = tuple(allowed), env
+        self.allowed, self.env, self.threads = tuple(allowed), env, threads
         self.unusable: str | None = None if sys.platform.startswith("linux") else "fork server: Linux only"
         self.starts = 0
         self.ready_s: float | None = None  # how long its imports took, once ready
@@ -100,9 +103,10 @@ class WarmWorker:
         if self.preload is not None:
             self._hello()
 
-    def expect(self, preload: list[str], allowed: tuple[str, ...]) -> None:
-        """The estimators to import ahead, for a server started without them."""
-        self.preload, self.allowed = list(preload), tuple(allowed)
+    def expect(self, preload: list[str], allowed: tuple[str, ...], threads: int | None = None) -> None:
+        """The estimators to import ahead (and the suite's thread count), for a server started
+        without them."""
+        self.preload, self.allowed, self.threads = list(preload), tuple(allowed), threads
         if self._sock is not None:
             try:
                 self._hello()
@@ -110,7 +114,8 @@ class WarmWorker:
                 self.close(kill=True)
 
     def _hello(self) -> None:
-        warm_server.send(self._server_sock, {"preload": self.preload, "allowed": list(self.allowed)})
+        warm_server.send(self._server_sock, {"preload": self.preload, "allowed": list(self.allowed),
+                                             "threads": self.threads})
 
     def _wait_ready(self) -> bool:
         if self._ready:

@@ -59,3 +59,32 @@ def test_the_remembered_pools_are_limited_and_read_until_a_library_is_loaded(mon
         pytest.skip("every candidate library is loaded already")
     ctypes.CDLL(library)
     assert threads._still_loaded() is None  # a library loaded since: scanned again
+
+
+def test_a_forked_process_sets_no_pool_already_of_the_asked_size():
+    """In a process forked from the warm worker, setting OpenBLAS's pool starts its threads (which
+    then spin, both cores busy): a pool the worker already sized is left alone, one of another
+    size is set. Counted as the child's threads."""
+    import json
+    import os
+
+    threads.remember_pools()
+    tasks = lambda: len(os.listdir("/proc/self/task"))  # noqa: E731
+    with threads.limit_pools(1):
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: one thread, the pools as the parent left them (1)
+            seen = {"start": tasks()}
+            with threads.limit_pools(1):
+                seen["same"] = tasks()
+            with threads.limit_pools(2):
+                seen["other"] = tasks()
+            os.write(write, json.dumps(seen).encode())
+            os._exit(0)
+        os.close(write)
+        os.waitpid(pid, 0)
+        seen = json.loads(os.read(read, 1000))
+    if not any(i["internal_api"] == "openblas" for i in threadpool_info()):
+        pytest.skip("no OpenBLAS here")
+    assert seen["start"] == seen["same"] == 1
+    assert seen["other"] > 1  # what the check avoids: a pool set, its threads started

@@ -6,7 +6,7 @@ import gc
 import time
 
 from mlcompare.measure.threads import cgroup_cpu_limit, default_threads
-from mlcompare.measure.timing import repeat, timed
+from mlcompare.measure.timing import CALIBRATE_BELOW_S, repeat, settle, timed
 
 
 def test_garbage_collection_is_off_inside_every_timed_call_and_back_on_after():
@@ -58,6 +58,29 @@ def test_one_slow_first_call_of_a_fast_function_does_not_have_it_timed_alone():
     assert all(value < SHORT_CALL_S for value in found.times)
     steady = repeat(lambda: time.sleep(0.008), False, repeats=1)  # really 8 ms: timed alone, the first a value
     assert steady.loops == 1 and len(steady.times) == 1 and steady.calibration_s >= 0.016
+
+
+def test_calibrating_values_go_on_until_one_starts_past_the_moment_asked():
+    """`calibrate_until`: values continue past `repeats` until one starts after it (each value's
+    start recorded), but not for a call lasting CALIBRATE_BELOW_S or more."""
+    until = time.perf_counter() + 0.1
+    fits = repeat(lambda: time.sleep(0.02), False, repeats=1, loops=1, calibrate_until=until)
+    assert len(fits.starts) == len(fits.times) >= 4
+    assert fits.starts[-1] >= until > fits.starts[-2]
+    assert fits.starts == sorted(fits.starts)
+    long = repeat(lambda: time.sleep(CALIBRATE_BELOW_S), False, repeats=1, loops=1,
+                  calibrate_until=time.perf_counter() + 10)
+    assert len(long.times) == 1
+
+
+def test_settling_warms_up_until_the_window_after_the_first_call_is_over():
+    calls = []
+    first_ended = time.perf_counter()
+    done = settle(lambda: (calls.append(time.perf_counter()), time.sleep(0.02)), False, first_ended, 0.1)
+    assert done.calls == len(calls) >= 3
+    assert calls[-1] - first_ended < 0.1 <= time.perf_counter() - first_ended  # the last started inside
+    assert done.seconds >= 0.02 * done.calls  # each call's own sleep, at least
+    assert settle(lambda: calls.append(0), False, first_ended, 0.0).calls == 0  # no window: none
 
 
 def test_a_failing_call_turns_the_collector_back_on():

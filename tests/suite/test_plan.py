@@ -9,7 +9,8 @@ from collections import Counter
 import pytest
 from conftest import faults_experiment, run_cli, store_runs
 
-from mlcompare.suite.plan import WARMUP_TOLERANCE, Overheads, warmup_plan
+from mlcompare.measure.timing import SETTLE_S
+from mlcompare.suite.plan import SETTLE_TOLERANCE, WARMUP_TOLERANCE, Overheads, drop_unsettled, warmup_plan
 
 
 def _process(fit_cold, fit_values, predict_cold=0.05, predict_values=(0.010, 0.011), fit_loops=1, warmups=1):
@@ -21,7 +22,7 @@ def _process(fit_cold, fit_values, predict_cold=0.05, predict_values=(0.010, 0.0
 def test_a_warm_up_is_dropped_once_the_first_calls_do_not_differ_and_stays_dropped():
     plan = warmup_plan([_process(0.505, [0.50, 0.51])])
     assert (plan.fit, plan.predict) == (False, True)
-    assert plan.spec() == {"fit_warmup": False, "predict_warmup": True}
+    assert plan.spec() == {"fit_warmup": False, "predict_warmup": True, "fit_settle_s": 0.0, "fit_calibrate": True}
     assert "fit: first call 1.00× the next ones' median over 1 process (≤ 1.03): the first value from process 2 on" \
         in plan.note
     assert "predict: first call 4.76× the next ones' median over 1 process (> 1.03): a warm-up in every process" \
@@ -43,6 +44,44 @@ def test_one_noisy_first_call_is_outvoted_by_the_next_processes():
     assert WARMUP_TOLERANCE == 0.03
 
 
+def _calibrated(values, offsets):
+    record = _process(values[0], values)
+    record["fit_value_offsets_s"] = list(offsets)
+    record["reported_time_s"] = sum(values)
+    return record
+
+
+def test_values_slowed_after_the_first_fit_make_the_next_processes_warm_up_through_it():
+    """The first process times values past SETTLE_S after its first fit; those that started inside
+    it against those after decide, once, for every later process."""
+    slowed = _calibrated([0.02, 0.02, 0.01, 0.01, 0.01], [0.0, 0.05, 0.16, 0.17, 0.18])
+    plan = warmup_plan([slowed])
+    assert plan.settle and not plan.calibrate and plan.spec()["fit_settle_s"] == SETTLE_S
+    assert plan.spec()["fit_warmup"]  # warming up through the window keeps the first call apart too
+    assert f"the first values within {SETTLE_S:g} s of it 2.00× the later ones (> {1 + SETTLE_TOLERANCE:.2f})" \
+        in plan.note
+    later = warmup_plan([slowed, _process(0.01, [0.01, 0.01])], plan)
+    assert later.settle and "warm-ups until" in later.note  # the decision and its reason stay
+    steady = warmup_plan([_calibrated([0.0105, 0.01, 0.01, 0.0101], [0.0, 0.06, 0.16, 0.17])])
+    assert not steady.settle and not steady.calibrate and "1.02× the later ones (≤ 1.10)" in steady.note
+    # calls too long to have values on both sides: nothing to decide, and no more calibrating
+    long = warmup_plan([_calibrated([0.3], [0.0])])
+    assert not long.settle and not long.calibrate and "calls too long to tell" in long.note
+    # a first process that did not calibrate (it failed, say) leaves the question open
+    assert warmup_plan([_process(0.5, [0.5, 0.5])]).calibrate
+
+
+def test_the_first_processs_values_in_the_window_become_warm_ups_once_it_is_found_to_matter():
+    record = _calibrated([0.02, 0.02, 0.01, 0.01], [0.0, 0.05, 0.16, 0.17])
+    assert drop_unsettled(record) == 2
+    assert record["fit_times"] == [0.01, 0.01] and record["fit_value_offsets_s"] == [0.16, 0.17]
+    assert record["metrics"]["fit_warmups"] == 3
+    assert record["reported_time_s"] == pytest.approx(0.02)
+    # a process with no value after the window keeps its values: they are all it has
+    inside = _calibrated([0.02, 0.02], [0.0, 0.05])
+    assert drop_unsettled(inside) == 0 and inside["fit_times"] == [0.02, 0.02]
+
+
 def test_values_that_are_loop_means_always_keep_the_first_call_apart():
     plan = warmup_plan([_process(0.001, [0.001, 0.001], fit_loops=40)])
     assert plan.fit and "fit: timed in loops (or no values), the first call apart" in plan.note
@@ -61,7 +100,7 @@ def test_a_slow_first_fit_keeps_its_warm_up_and_a_steady_one_is_the_first_value(
     """Real fits in real processes: `first_slow`'s first fit of each process lasts 0.4 s against
     0.06 s after; `steady`'s is like the others. Counting the fits each process really ran: every
     process of `first_slow` spends one fit apart, `steady` only its first."""
-    path = faults_experiment(workdir, ["sklearn", "steady", "first_slow"], sizes=[300])
+    path = faults_experiment(workdir, ["sklearn", "steady", "first_slow", "after_effect"], sizes=[300])
     path.write_text(path.read_text().replace("rounds: 1", "rounds: 3"))
     result = run_cli("run", str(path), "--quiet", cwd=workdir, env=faults)
     assert result.returncode == 0, result.stderr
@@ -85,6 +124,17 @@ def test_a_slow_first_fit_keeps_its_warm_up_and_a_steady_one_is_the_first_value(
     # the values of a process add up to at least 1.5 × what it spends around its model calls:
     # a 0.06 s fit gets two or more values a process
     assert slow.data.metrics["fit_repeats"] >= 3 * 2
-    for run in (steady, slow):
+    # after_effect: its first fit is like the others, the fits in the 0.12 s after it last 3 times
+    # as long. The first process saw it; the next ones warm up through the window, and the
+    # first's values in it became warm-ups: every value left is a 0.03 s fit.
+    after = runs["after_effect"]
+    assert "warm-ups until 0.15 s after it from process 2 on" in after.data.tags["warmup_plan"]
+    assert "no warm-up through it" in steady.data.tags["warmup_plan"]
+    assert "no warm-up through it" in slow.data.tags["warmup_plan"]
+    assert after.data.metrics["fit_time_s"] == pytest.approx(0.03, rel=0.2)
+    assert after.data.metrics["fit_warmups"] >= 2  # the first fit and the window's
+    # every process spent more than its first fit apart: at least one call inside each window
+    assert fits["after_effect"] >= after.data.metrics["fit_repeats"] + 3 * 2
+    for run in (steady, slow, after):
         assert run.data.tags["rounds_stop"].startswith("3 processes")
         assert run.data.metrics["reported_time_s"] < run.data.metrics["model_time_s"]
