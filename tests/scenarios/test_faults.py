@@ -114,10 +114,12 @@ def test_a_baseline_stopped_by_its_time_limit_gives_a_lower_bound_on_the_speed_u
     assert "speedup_fit" not in m
     assert m["speedup_fit_lower_bound"] == m["baseline_fit_at_least_s"] / m["fit_time_s"]
     # how long the hung fit ran: from when it started (it wrote hang.pids first thing) to when the suite
-    # logged the timed-out run, just after stopping it; the worker's start-up came before, inside the limit
+    # logged the timed-out run, just after stopping it. The worker's start-up came before, inside the limit,
+    # but the suite's wait may wake a little after the limit on a loaded machine (CI: 10.00003 s), and the
+    # figure runs to the stop: it is the fit's time, not the limit's, and at most a wake-up past it
     started = (workdir / "faults" / "hang.pids").stat().st_mtime
     logged = hang.info.start_time / 1000
-    assert 0 < m["baseline_fit_at_least_s"] < 10
+    assert 0 < m["baseline_fit_at_least_s"] < 10 + 0.5
     assert abs((logged - started) - m["baseline_fit_at_least_s"]) < 1.5
     assert f"speed-up at least {m['speedup_fit_lower_bound']:.3g}x (the baseline timed out)" in result.stderr
 
