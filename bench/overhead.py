@@ -16,7 +16,8 @@ inside one run mean anything):
    - logging: the suite's time in the recorder's calls (and, writing behind, waiting for the
      writer: at a case's start and before the store is read back);
    - the suite: the store opened, the datasets prepared (where a forked child makes them
-     while the store opens: the wait for them after it), the report built and attached, the
+     while the store opens: the wait for them after it), the warm worker renewed before each
+     round (a new server's imports, waited for), the report built and attached, the
      rest (imports, MLflow's among them, and the bookkeeping between cases);
    and, across stages, the start-up (until the first case's process is asked for) and the
    time from the last case's end to the command's end.
@@ -150,7 +151,7 @@ def quick_stages(experiment_path: Path, work: Path, warm: bool) -> dict:
 
     started = time.monotonic()
     from mlcompare import cli
-    from mlcompare.suite import cases, runner
+    from mlcompare.suite import cases, isolation, runner
     from mlcompare.tracking import writer
 
     clock = Clock()
@@ -176,6 +177,7 @@ def quick_stages(experiment_path: Path, work: Path, warm: bool) -> dict:
     clock.wrap(runner, "prepare_datasets", "prepare")
     clock.wrap(cases, "prepare_datasets", "prepare")
     clock.wrap(runner, "_summary_from_store", "report")
+    clock.wrap(isolation, "renew_warm_worker", "renew")  # a new server before each round, waited for
     clock.wrap(writer.Recorder, "__init__", "store opened")
     for method in ("start_suite", "log_case", "finished_cases", "finish_suite", "abort_suite"):
         clock.wrap(writer.Recorder, method, "logging")
@@ -227,6 +229,7 @@ def quick_stages(experiment_path: Path, work: Path, warm: bool) -> dict:
             "by_case": sorted(processes, reverse=True),
             "data_read": load, "case_other": inside_s, "process_end": end_s, "logging": clock.total("logging"),
             "writer_wait": clock.total("writer wait"), "store_opened": clock.total("store opened"),
+            "renew": clock.total("renew"), "renewals": len(clock.calls.get("renew", [])),
             "prepared_beside": "prepare wait" in clock.calls,
             "prepare": clock.total("prepare wait" if "prepare wait" in clock.calls else "prepare"),
             "report": clock.total("report") - _drain_in(clock, "report")}
@@ -270,6 +273,7 @@ def print_quick(s: dict) -> None:
             ("logging: recorder calls in the suite's thread", s["logging"], s["cases"]),
             ("logging: waiting for the writer", s["writer_wait"], s["cases"]),
             ("store opened (experiment found or created)", s["store_opened"], None),
+            (f"warm worker renewed before a round ({s.get('renewals', 0)}), ready", s.get("renew", 0.0), None),
             ("datasets: waited for, after the store (a child made them)" if s.get("prepared_beside")
              else "datasets prepared", s["prepare"], None),
             ("report built and attached", s["report"], None)]

@@ -88,6 +88,12 @@ def case_processes(cases: list[Case], allowed: tuple[str, ...], skip_reason: Cal
             server.shutdown()
 
 
+def renew_warm_worker() -> bool:
+    """Between a suite's rounds: a new warm worker in place of the one that served the last
+    round (`WarmWorker.renew` says why), ready before the next case's time limit starts."""
+    return _SERVING.warm.renew() if _SERVING.warm is not None else False
+
+
 #: The store's secrets, which a case's process (and the Dask workers a case starts) never needs:
 #: it never talks to MLflow (the suite records it). Dropped from its environment.
 _STORE_SECRETS = ("MLFLOW_TRACKING_PASSWORD", "MLFLOW_TRACKING_TOKEN")

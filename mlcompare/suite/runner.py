@@ -338,6 +338,9 @@ def _local_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment:
     try:
         for number in range(1, total + 1):
             started = time.perf_counter()
+            if number > 1:  # each round's processes forked from a server of their own
+                with guard.interruptible():
+                    isolation.renew_warm_worker()
             this_round = [(index, case) for index, case in todo if index not in finished]
             order.shuffle(this_round)
             for index, case in this_round:

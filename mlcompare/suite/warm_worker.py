@@ -70,6 +70,7 @@ class WarmWorker:
         self.allowed, self.env, self.threads = tuple(allowed), env, threads
         self.unusable: str | None = None if sys.platform.startswith("linux") else "fork server: Linux only"
         self.starts = 0
+        self.renewals = 0  # starts that replaced a server on purpose (`renew`), not after a death
         self.ready_s: float | None = None  # how long its imports took, once ready
         self.failed_imports: dict[str, str] = {}
         self._proc: subprocess.Popen | None = None
@@ -124,7 +125,7 @@ class WarmWorker:
             self.unusable = "the warm worker was not told which estimators to import"
             return False
         if self._proc is None:
-            if self.starts >= _MAX_STARTS:
+            if self.starts - self.renewals >= _MAX_STARTS:
                 self.unusable = f"the warm worker died {self.starts} times; fresh processes from now on"
                 return False
             self._start()
@@ -144,6 +145,22 @@ class WarmWorker:
         self._ready, self.ready_s = True, message["seconds"]
         self.failed_imports = message.get("failed", {})
         return True
+
+    def renew(self) -> bool:
+        """Replace the server with a new one and wait until it is ready; False where none serves.
+
+        The processes a server forks share what it made before the fork: its address space's
+        layout (ASLR is drawn at exec), its hash seed, where its heap and its libraries' buffers
+        lie. That is a draw per server, not per process, and it moves a fit's time by a few per
+        cent. A suite renews its server before each round, so that a case's processes (one a
+        round) come from as many servers and draw their layouts apart, as fresh processes do:
+        the interval over them then holds the layout's share of the noise too."""
+        if self.unusable or self._proc is None or self.preload is None:
+            return False  # not serving (a dead server is started again at the next case)
+        self.close()
+        self.renewals += 1
+        self._start()
+        return self._wait_ready()
 
     def launch(self, spec_path: Path, result_path: Path, stderr_path: Path,
                quiet_fd: int | None) -> ForkedCase | None:

@@ -96,13 +96,18 @@ class ExhaustsMemory(LinearRegression):
 
 class Probe(LinearRegression):
     """Counts the fits of its own process: appends `pid fits_before_this_one start end` (monotonic
-    clock, one for every process on the machine) to `fits` for each fit."""
+    clock, one for every process on the machine) to `fits` for each fit, and `pid parent_pid
+    hash("probe")` (the process's hash seed, seen through one string's hash) to `parents`
+    at its first."""
 
     fits_in_this_process = 0
 
     def fit(self, X, y):
         before = Probe.fits_in_this_process
         Probe.fits_in_this_process += 1
+        if not before:
+            with open(_faults_dir() / "parents", "a") as out:
+                out.write(f"{os.getpid()} {os.getppid()} {hash('probe')}\n")
         start = time.monotonic()
         result = super().fit(X, y)
         end = time.monotonic()

@@ -103,6 +103,32 @@ def test_each_case_first_fit_is_the_first_in_its_process(workdir, faults):
         assert runs["probe", n].data.metrics["fit_cold_time_s"] > 0
 
 
+def test_each_round_forks_from_a_server_of_its_own(workdir, faults):
+    """A server's children share its layout and hash seed (drawn at its exec): the processes of
+    one round share a server, and each round has a new one, so a case's processes (one a round)
+    come from as many servers and draw their seeds apart, as fresh processes would."""
+    write(workdir / "faults.yaml", """\
+        name: faults
+        repeats: 1
+        rounds: 3
+        datasets: [{generator: regression, n_samples: [200, 300], n_features: 3}]
+        pairings: [faults]
+        implementations: [probe]
+    """)
+    result = run_cli("run", "faults.yaml", cwd=workdir, env=faults)
+    assert result.returncode == 0, result.stderr
+    servers = defaultdict(list)
+    for line in (workdir / "faults" / "parents").read_text().splitlines():
+        pid, parent, seen_hash = line.split()
+        servers[int(parent)].append(int(seen_hash))
+    assert sorted(len(seeds) for seeds in servers.values()) == [2, 2, 2]  # both cases of a round, one server
+    assert all(len(set(seeds)) == 1 for seeds in servers.values())
+    assert len({seeds[0] for seeds in servers.values()}) == 3  # three servers, three hash seeds
+    assert {r.data.tags["case_process"] for r in store_runs("faults")
+            if "mlflow.parentRunId" in r.data.tags} == {"forked"}
+    assert not any(alive(parent) for parent in servers)  # each renewed server is gone
+
+
 def test_without_the_warm_worker_every_case_starts_fresh(workdir, faults):
     path = faults_experiment(workdir, ["sklearn", "probe"])
     result = run_cli("run", str(path), "--no-warm-worker", cwd=workdir, env=faults)
