@@ -125,8 +125,9 @@ class WarmWorker:
             self.unusable = "the warm worker was not told which estimators to import"
             return False
         if self._proc is None:
-            if self.starts - self.renewals >= _MAX_STARTS:
-                self.unusable = f"the warm worker died {self.starts} times; fresh processes from now on"
+            deaths = self.starts - self.renewals
+            if deaths >= _MAX_STARTS:
+                self.unusable = f"the warm worker died {deaths} times; fresh processes from now on"
                 return False
             self._start()
         self._server_sock.settimeout(READY_TIMEOUT_S)
