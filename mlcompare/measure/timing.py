@@ -140,8 +140,10 @@ def repeat(fn: Callable[[], Any], on_gpu: bool, repeats: int, min_time_s: float 
     `first`: (result, seconds) of a call already made and timed the same way (a process's
     cold fit, where its first call does not differ from the others): it is that first call.
 
-    `calibrate_until` (a `time.perf_counter` moment): values go on until one starts after it,
-    while a value lasts less than CALIBRATE_BELOW_S (`suite.plan` compares those before and after).
+    `calibrate_until` (a `time.perf_counter` moment): values go on until those that started
+    after it alone meet the rule above (`repeats`, `min_time_s`), while a value lasts less than
+    CALIBRATE_BELOW_S: `suite.plan` compares those before and after, and where it then drops the
+    earlier ones (`drop_unsettled`) the process still gives what any other gives.
     """
     times: list[float] = []
     starts: list[float] = []
@@ -162,8 +164,10 @@ def repeat(fn: Callable[[], Any], on_gpu: bool, repeats: int, min_time_s: float 
             calibration = sum(probes[1:] if first is not None else probes)
 
     def calibrating() -> bool:
-        return (calibrate_until is not None and bool(times) and starts[-1] < calibrate_until
-                and times[-1] * loops < CALIBRATE_BELOW_S)
+        if calibrate_until is None or not times or times[-1] * loops >= CALIBRATE_BELOW_S:
+            return False
+        late = [value for value, start in zip(times, starts) if start >= calibrate_until]
+        return len(late) < repeats or (sum(late) * loops < min_time_s and len(late) < MAX_REPEATS)
 
     while len(times) < repeats or (sum(times) * loops < min_time_s and len(times) < MAX_REPEATS) or calibrating():
         starts.append(time.perf_counter())

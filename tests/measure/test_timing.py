@@ -60,14 +60,22 @@ def test_one_slow_first_call_of_a_fast_function_does_not_have_it_timed_alone():
     assert steady.loops == 1 and len(steady.times) == 1 and steady.calibration_s >= 0.016
 
 
-def test_calibrating_values_go_on_until_one_starts_past_the_moment_asked():
-    """`calibrate_until`: values continue past `repeats` until one starts after it (each value's
-    start recorded), but not for a call lasting CALIBRATE_BELOW_S or more."""
+def test_calibrating_values_go_on_until_those_past_the_moment_asked_are_a_process_s_worth():
+    """`calibrate_until`: values continue past `repeats` until those that start after it alone
+    give `repeats` values adding up to `min_time_s` (what is left where the plan drops the
+    earlier ones; each value's start recorded), but not for a call lasting CALIBRATE_BELOW_S or more."""
     until = time.perf_counter() + 0.1
     fits = repeat(lambda: time.sleep(0.02), False, repeats=1, loops=1, calibrate_until=until)
     assert len(fits.starts) == len(fits.times) >= 4
     assert fits.starts[-1] >= until > fits.starts[-2]
     assert fits.starts == sorted(fits.starts)
+    until = time.perf_counter() + 0.1
+    fits = repeat(lambda: time.sleep(0.02), False, repeats=3, loops=1, calibrate_until=until)
+    assert [start >= until for start in fits.starts].count(True) == 3 and fits.starts[-4] < until
+    until = time.perf_counter() + 0.1
+    fits = repeat(lambda: time.sleep(0.02), False, repeats=2, min_time_s=0.15, loops=1, calibrate_until=until)
+    late = [value for value, start in zip(fits.times, fits.starts) if start >= until]
+    assert sum(late) >= 0.15 and sum(late[:-1]) < 0.15
     long = repeat(lambda: time.sleep(CALIBRATE_BELOW_S), False, repeats=1, loops=1,
                   calibrate_until=time.perf_counter() + 10)
     assert len(long.times) == 1

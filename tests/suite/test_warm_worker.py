@@ -115,7 +115,9 @@ def test_each_round_forks_from_a_server_of_its_own(workdir, faults):
         pairings: [faults]
         implementations: [probe]
     """)
-    result = run_cli("run", "faults.yaml", cwd=workdir, env=faults)
+    # each exec draws its hash seed unless PYTHONHASHSEED fixes it (as CI's environment may):
+    # "random" asks for the draw a user's default environment makes
+    result = run_cli("run", "faults.yaml", cwd=workdir, env=faults | {"PYTHONHASHSEED": "random"})
     assert result.returncode == 0, result.stderr
     servers = defaultdict(list)
     for line in (workdir / "faults" / "parents").read_text().splitlines():
