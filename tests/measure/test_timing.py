@@ -27,15 +27,17 @@ def test_garbage_collection_is_off_inside_every_timed_call_and_back_on_after():
 
 
 def test_a_call_shorter_than_the_clock_holds_is_timed_in_a_calibrated_loop():
-    """A 1 ms call: the first call chooses the loop (left out of the values), each value is
-    the mean over its loop, never the loop's total."""
+    """A 1 ms call: the first call chooses the loop (left out of the values; up to two more
+    where a loaded machine makes it look 5 ms or longer), each value is the mean over its loop,
+    never the loop's total."""
     from mlcompare.measure.timing import LOOP_VALUE_S, SHORT_CALL_S, loops_for
 
     calls = []
     found = repeat(lambda: (calls.append(1), time.sleep(0.001)), False, repeats=3)
     assert 1 < found.loops <= LOOP_VALUE_S / 0.001 + 1  # the loop reaches LOOP_VALUE_S of calls
-    assert len(found.times) == 3 and len(calls) == 1 + 3 * found.loops and found.calls == 3 * found.loops
-    assert found.calibration_s >= 0.001
+    probes = len(calls) - 3 * found.loops  # seen under load: 143 calls, loops of 47, a 5.8 ms first call
+    assert len(found.times) == 3 and 1 <= probes <= 3 and found.calls == 3 * found.loops
+    assert found.calibration_s >= 0.001 * probes
     for value in found.times:  # one call's seconds: at least the sleep, far below the loop's total
         assert 0.001 <= value < LOOP_VALUE_S / 2
     assert loops_for(SHORT_CALL_S) == 1 and loops_for(SHORT_CALL_S / 10) == LOOP_VALUE_S / (SHORT_CALL_S / 10)
