@@ -122,7 +122,7 @@ def _run_checked(args: argparse.Namespace, guard, early):
 
         # the estimators' imports overlap the datasets' preparation and the store's opening
         warm = start_warm_worker(experiment.cases(), experiment.allowed_modules, case_skip_reason, early,
-                                 experiment.threads or default_threads())
+                                 experiment.threads or default_threads(), renewals=experiment.rounds - 1)
     # made by a forked child while this process opens the store; spread, every case's data
     # (the workers may lack it); before any run is written
     preparing = PreparingBeside(experiment, say, guard, everywhere=cluster is not None)

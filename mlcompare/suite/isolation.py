@@ -115,18 +115,24 @@ def worker_env() -> dict[str, str]:
 
 
 def start_warm_worker(cases: list[Case], allowed: tuple[str, ...], skip_reason: Callable[[Case], str | None],
-                      started: WarmWorker | None = None, threads: int | None = None) -> WarmWorker | None:
+                      started: WarmWorker | None = None, threads: int | None = None,
+                      renewals: int = 0) -> WarmWorker | None:
     """A warm worker for the CPU cases that can run here (None when there is none; `started`,
     one started before the experiment was read, is then shut down); it imports their
     estimators now, sizes its native pools to `threads` (the suite's) and is waited for at its
-    first case."""
+    first case. `renewals`: the servers the suite's later rounds will take, started now
+    (`WarmWorker.add_spares`)."""
     preload = preloads(cases, skip_reason)
     if started is None:
-        return WarmWorker(preload, allowed, worker_env(), threads) if preload else None
-    if not preload:
+        if not preload:
+            return None
+        started = WarmWorker(preload, allowed, worker_env(), threads)
+    elif not preload:
         started.shutdown()
         return None
-    started.expect(preload, allowed, threads)
+    else:
+        started.expect(preload, allowed, threads)
+    started.add_spares(renewals)
     return started
 
 

@@ -1,10 +1,11 @@
 """The suite's side of the warm worker (`mlcompare.measure.warm_server`).
 
-One server per suite, started as early as possible and waited for at the first case it
-takes: `mlcompare run` starts it before it reads the experiment file (the base imports run
-beside that), tells it which estimators to import once the file is checked (`expect`;
-those imports run beside the preparation of the datasets), and shuts it down unused when
-the file is refused or has no CPU case.
+One server per round of a suite (`WarmWorker.renew` says why), the first started as early as
+possible and waited for at the first case it takes: `mlcompare run` starts it before it reads
+the experiment file (the base imports run beside that), tells it which estimators to import
+once the file is checked (`expect`; those imports run beside the preparation of the
+datasets), and shuts it down unused when the file is refused or has no CPU case. The servers
+of the later rounds are started then too (`add_spares`) and waited for with the first.
 It takes the CPU cases only: a GPU case, a case under an accelerator (cuml.accel must be
 installed before scikit-learn is imported, and the server has imported it) and a
 distributed (Dask) case start a fresh Python process as before. Where it cannot serve
@@ -19,8 +20,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterable, cast
 
 from mlcompare.measure import warm_server
 from mlcompare.records import CaseSpec
@@ -34,6 +36,9 @@ READY_TIMEOUT_S = 600.0
 _KILL_WAIT_S = 60.0
 #: After this many deaths of the server the suite stops restarting it.
 _MAX_STARTS = 3
+#: At most this many servers started ahead for the renewals (`WarmWorker.add_spares`): each
+#: holds its imports in memory while it waits (the default six rounds renew five times).
+MAX_SPARES = 5
 _LOG_TAIL = 4000
 
 
@@ -58,6 +63,15 @@ def preloads(cases: Iterable[Case], skip_reason: Callable[[Case], str | None]) -
     return found
 
 
+@dataclass
+class _Spare:
+    """A server started ahead for a renewal: its process, its socket, its ready message once read."""
+
+    proc: subprocess.Popen
+    sock: socket.socket
+    ready: dict[str, Any] | None = None
+
+
 class WarmWorker:
     """A fork server for one suite's CPU cases; `launch` hands it one case at a time."""
 
@@ -76,6 +90,7 @@ class WarmWorker:
         self._proc: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
         self._ready = False
+        self._spares: list[_Spare] = []
         self._log = tempfile.NamedTemporaryFile(prefix="mlcompare-warm-worker-", suffix=".log", delete=False)
         if self.unusable is None:
             self._start()
@@ -85,24 +100,55 @@ class WarmWorker:
         return self._proc.pid if self._proc else None
 
     @property
+    def spares(self) -> list[tuple[int, bool]]:
+        """(pid, ready) of each server started ahead and not yet taken by a renewal."""
+        return [(spare.proc.pid, spare.ready is not None) for spare in self._spares]
+
+    @property
     def _server_sock(self) -> socket.socket:
         """The socket to the server: set from `_start` to `close`, which is whenever it is used."""
         return cast(socket.socket, self._sock)
 
-    def _start(self) -> None:
-        self.starts += 1
+    def _spawn(self) -> tuple[subprocess.Popen, socket.socket]:
+        """A new server process and the suite's end of its socket."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             command = [sys.executable, "-m", "mlcompare.measure.warm_server", str(theirs.fileno())]
             # its own session: a Ctrl-C at the terminal reaches the suite, which decides
-            self._proc = subprocess.Popen(command, pass_fds=[theirs.fileno()], env=self.env,
-                                          stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
-                                          start_new_session=True)
+            proc = subprocess.Popen(command, pass_fds=[theirs.fileno()], env=self.env,
+                                    stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
+                                    start_new_session=True)
+        except BaseException:
+            ours.close()
+            raise
         finally:
             theirs.close()
-        self._sock, self._ready = ours, False
+        return proc, ours
+
+    def _start(self) -> None:
+        self.starts += 1
+        self._proc, self._sock = self._spawn()
+        self._ready = False
         if self.preload is not None:
             self._hello()
+
+    def add_spares(self, count: int) -> None:
+        """Start up to `count` servers (MAX_SPARES at most) for the renewals to come, now, while
+        the suite starts: their imports run beside its own start-up instead of between rounds.
+        They are waited for with the first server, before any case's process starts, so that
+        no import runs beside a timed call; an idle server only waits on its socket. Each is
+        an exec of its own: the layout and hash seed each draws are as independent as a
+        server started at its renewal."""
+        if self.unusable or self.preload is None:
+            return
+        for _ in range(min(count, MAX_SPARES) - len(self._spares)):
+            proc, sock = self._spawn()
+            spare = _Spare(proc, sock)
+            self._spares.append(spare)
+            try:
+                warm_server.send(sock, self._hello_message())
+            except OSError:  # it died at once: the renewal starts one then
+                self._drop(spare)
 
     def expect(self, preload: list[str], allowed: tuple[str, ...], threads: int | None = None) -> None:
         """The estimators to import ahead (and the suite's thread count), for a server started
@@ -114,9 +160,34 @@ class WarmWorker:
             except OSError:  # it died while importing: the first case starts another
                 self.close(kill=True)
 
+    def _hello_message(self) -> dict[str, Any]:
+        return {"preload": self.preload, "allowed": list(self.allowed), "threads": self.threads}
+
     def _hello(self) -> None:
-        warm_server.send(self._server_sock, {"preload": self.preload, "allowed": list(self.allowed),
-                                             "threads": self.threads})
+        warm_server.send(self._server_sock, self._hello_message())
+
+    def _await_spares(self) -> None:
+        """Read each spare's ready message (its imports are over); drop the ones that refused or died."""
+        for spare in [s for s in self._spares if s.ready is None]:
+            spare.sock.settimeout(READY_TIMEOUT_S)
+            try:
+                message, _ = warm_server.receive(spare.sock)
+            except (TimeoutError, OSError):
+                message = None
+            except BaseException:  # interrupted while they import: nothing of a case has started
+                self._drop(spare)
+                raise
+            if message is None or "refused" in message:
+                self._drop(spare)
+            else:
+                spare.ready = message
+
+    def _drop(self, spare: _Spare) -> None:
+        spare.sock.close()
+        _killpg(spare.proc.pid)
+        spare.proc.wait()
+        if spare in self._spares:
+            self._spares.remove(spare)
 
     def _wait_ready(self) -> bool:
         if self._ready:
@@ -142,9 +213,12 @@ class WarmWorker:
             why = message["refused"] if message else f"it exited while importing ({self.log_tail()[-300:]!r})"
             self.unusable = f"the warm worker cannot serve: {why}"
             self.close(kill=True)
+            for spare in list(self._spares):  # the same imports: they would not serve either
+                self._drop(spare)
             return False
         self._ready, self.ready_s = True, message["seconds"]
         self.failed_imports = message.get("failed", {})
+        self._await_spares()
         return True
 
     def renew(self) -> bool:
@@ -158,10 +232,18 @@ class WarmWorker:
         the interval over them then holds the layout's share of the noise too."""
         if self.unusable or self._proc is None or self.preload is None:
             return False  # not serving (a dead server is started again at the next case)
-        self.close()
+        self.close(kill=True)  # idle, no child: killed, it does not spend its exit beside the next case
         self.renewals += 1
-        self._start()
-        return self._wait_ready()
+        self._await_spares()
+        if not self._spares:
+            self._start()
+            return self._wait_ready()
+        spare = self._spares.pop(0)  # started ahead (`add_spares`), its imports done
+        self.starts += 1
+        self._proc, self._sock = spare.proc, spare.sock
+        self._ready, self.ready_s = True, cast(dict, spare.ready)["seconds"]
+        self.failed_imports = cast(dict, spare.ready).get("failed", {})
+        return True
 
     def launch(self, spec_path: Path, result_path: Path, stderr_path: Path,
                quiet_fd: int | None) -> ForkedCase | None:
@@ -209,8 +291,10 @@ class WarmWorker:
         self._ready = False
 
     def shutdown(self) -> None:
-        """End the server for good and remove its log (its owner's last call)."""
+        """End the server (and the spares left) for good and remove its log (its owner's last call)."""
         self.close(kill=True)
+        for spare in list(self._spares):
+            self._drop(spare)
         self._log.close()
         try:
             os.unlink(self._log.name)

@@ -70,6 +70,38 @@ def test_cpu_cases_are_forked_and_cases_that_may_touch_a_gpu_start_fresh(tmp_pat
     assert {name: r["process"] for name, r in others.items()} == dict.fromkeys(others, "fresh")
 
 
+def test_the_servers_of_later_rounds_are_started_ahead_and_ready_before_the_first_case(tmp_path):
+    """`add_spares`: the servers the renewals will take import beside the suite's start-up; the
+    first case waits for them all (no import runs beside a timed call), a renewal takes one
+    at once, and one past them starts a server then; shutdown ends those left."""
+    warm = WarmWorker(["sklearn.linear_model.LinearRegression"], ALLOWED_MODULE_PREFIXES, isolation.worker_env())
+    warm.add_spares(2)
+    spare_pids = [pid for pid, _ in warm.spares]
+    try:
+        assert len(spare_pids) == 2 and warm.pid not in spare_pids
+        with isolation.serving(warm, None):
+            first = isolation.run_isolated(_spec(tmp_path), timeout_s=300)
+            assert warm.spares == [(pid, True) for pid in spare_pids]  # their imports were done first
+            servers = [warm.pid]
+            for _ in range(3):
+                assert isolation.renew_warm_worker()
+                servers.append(warm.pid)
+                record = isolation.run_isolated(_spec(tmp_path), timeout_s=300)
+                assert record["status"] == "ok" and record["process"] == "forked"
+        assert servers[1:3] == spare_pids and len(set(servers)) == 4  # the third renewal started its own
+        assert (warm.starts, warm.renewals) == (4, 3) and warm.spares == []
+        assert first["status"] == "ok" and not alive(servers[0])
+        leftover = WarmWorker(["sklearn.linear_model.LinearRegression"], ALLOWED_MODULE_PREFIXES,
+                              isolation.worker_env())
+        leftover.add_spares(2)
+        unused = [pid for pid, _ in leftover.spares]
+        leftover.shutdown()
+        assert not any(alive(pid) for pid in unused)
+    finally:
+        warm.shutdown()
+    assert not any(alive(pid) for pid in servers)
+
+
 def test_a_server_that_loaded_a_gpu_module_refuses_and_cases_start_fresh(tmp_path):
     pytest.importorskip("numba.cuda")
     env = isolation.worker_env()
