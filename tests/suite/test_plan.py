@@ -133,11 +133,23 @@ def test_a_slow_first_fit_keeps_its_warm_up_and_a_steady_one_is_the_first_value(
     assert "no warm-up through it" in slow.data.tags["warmup_plan"]
     assert after.data.metrics["fit_time_s"] == pytest.approx(0.03, rel=0.2)
     assert after.data.metrics["fit_warmups"] >= 2  # the first fit and the window's
-    # the first process took values past the window until they alone were a process's worth:
-    # with those in it dropped, it still gives its two or more values (CI: it gave one)
-    assert after.data.metrics["fit_repeats"] >= 3 * 2
     # every process spent more than its first fit apart: at least one call inside each window
     assert fits["after_effect"] >= after.data.metrics["fit_repeats"] + 3 * 2
     for run in (steady, slow, after):
         assert run.data.tags["rounds_stop"].startswith("3 processes")
         assert run.data.metrics["reported_time_s"] < run.data.metrics["model_time_s"]
+
+
+def test_a_first_process_whose_window_values_are_dropped_still_gives_its_repeats(workdir, faults):
+    """`after_effect` with three repeats a process: the first process's values inside the window
+    become warm-ups, and the values it took past the window are still three (it used to stop
+    at the first value past it: one value left, and the decision taken on that one)."""
+    path = faults_experiment(workdir, ["after_effect"], sizes=[300])
+    path.write_text(path.read_text().replace("rounds: 1", "rounds: 2").replace("repeats: 1", "repeats: 3"))
+    result = run_cli("run", str(path), "--quiet", cwd=workdir, env=faults)
+    assert result.returncode == 0, result.stderr
+    (after,) = [r for r in store_runs("faults") if "mlflow.parentRunId" in r.data.tags]
+    assert "warm-ups until 0.15 s after it from process 2 on" in after.data.tags["warmup_plan"]
+    assert after.data.metrics["fit_processes"] == 2
+    assert after.data.metrics["fit_repeats"] >= 2 * 3  # each process its three values at least
+    assert after.data.metrics["fit_time_s"] == pytest.approx(0.03, rel=0.2)
