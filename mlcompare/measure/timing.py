@@ -163,13 +163,15 @@ def repeat(fn: Callable[[], Any], on_gpu: bool, repeats: int, min_time_s: float 
         else:
             calibration = sum(probes[1:] if first is not None else probes)
 
+    def short_of(values: list[float]) -> bool:  # the rule above: repeats values adding up to min_time_s
+        return len(values) < repeats or (sum(values) * loops < min_time_s and len(values) < MAX_REPEATS)
+
     def calibrating() -> bool:
         if calibrate_until is None or not times or times[-1] * loops >= CALIBRATE_BELOW_S:
             return False
-        late = [value for value, start in zip(times, starts) if start >= calibrate_until]
-        return len(late) < repeats or (sum(late) * loops < min_time_s and len(late) < MAX_REPEATS)
+        return short_of([value for value, start in zip(times, starts) if start >= calibrate_until])
 
-    while len(times) < repeats or (sum(times) * loops < min_time_s and len(times) < MAX_REPEATS) or calibrating():
+    while short_of(times) or calibrating():
         starts.append(time.perf_counter())
         result, seconds = timed_loop(fn, on_gpu, loops)
         times.append(seconds)

@@ -186,8 +186,16 @@ class WarmWorker:
         spare.sock.close()
         _killpg(spare.proc.pid)
         spare.proc.wait()
-        if spare in self._spares:
-            self._spares.remove(spare)
+        self._spares.remove(spare)
+
+    def _drop_spares(self) -> None:
+        for spare in list(self._spares):
+            self._drop(spare)
+
+    def _serving(self, ready: dict[str, Any]) -> None:
+        """The current server has sent `ready` (its imports are over): it serves from now on."""
+        self._ready, self.ready_s = True, ready["seconds"]
+        self.failed_imports = ready.get("failed", {})
 
     def _wait_ready(self) -> bool:
         if self._ready:
@@ -213,11 +221,9 @@ class WarmWorker:
             why = message["refused"] if message else f"it exited while importing ({self.log_tail()[-300:]!r})"
             self.unusable = f"the warm worker cannot serve: {why}"
             self.close(kill=True)
-            for spare in list(self._spares):  # the same imports: they would not serve either
-                self._drop(spare)
+            self._drop_spares()  # the same imports: they would not serve either
             return False
-        self._ready, self.ready_s = True, message["seconds"]
-        self.failed_imports = message.get("failed", {})
+        self._serving(message)
         self._await_spares()
         return True
 
@@ -241,8 +247,7 @@ class WarmWorker:
         spare = self._spares.pop(0)  # started ahead (`add_spares`), its imports done
         self.starts += 1
         self._proc, self._sock = spare.proc, spare.sock
-        self._ready, self.ready_s = True, cast(dict, spare.ready)["seconds"]
-        self.failed_imports = cast(dict, spare.ready).get("failed", {})
+        self._serving(cast(dict, spare.ready))
         return True
 
     def launch(self, spec_path: Path, result_path: Path, stderr_path: Path,
@@ -293,8 +298,7 @@ class WarmWorker:
     def shutdown(self) -> None:
         """End the server (and the spares left) for good and remove its log (its owner's last call)."""
         self.close(kill=True)
-        for spare in list(self._spares):
-            self._drop(spare)
+        self._drop_spares()
         self._log.close()
         try:
             os.unlink(self._log.name)
