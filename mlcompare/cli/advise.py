@@ -263,6 +263,8 @@ def _measure_and_advise(args: argparse.Namespace, asked: _Asked, deadline: float
         if warm is None:  # the CPU libraries imported once for every step
             warm = start_warm_worker(experiment.cases(), experiment.allowed_modules, case_skip_reason, early,
                                      experiment.threads or default_threads()) or False
+        if warm:  # the servers of this step's later rounds, importing beside its start (`add_spares`)
+            warm.add_spares(rounds - 1)
         outcome = run_suite(experiment, StepRecorder(experiment.name, advice_id), say=say, guard=guard, warm=warm)
         stored = find_suite(outcome.parent_run_id, "advise")
         return Step(rows, outcome.parent_run_id, time.time() - began, stored.run.metrics.get("suite_wall_time_s", 0.0),

@@ -201,9 +201,11 @@ def run_isolated(spec: CaseSpec, timeout_s: float, guard: SignalGuard | None = N
 def _launch(spec: CaseSpec, spec_path: Path, result_path: Path, err_path: Path, here: Serving,
             guard: SignalGuard, launched: list[float]) -> ForkedCase | SpawnedCase:
     """Start the case's process, holding the suite's turn when it has one (handed over, then
-    closed here); the moment it is launched, once the turn is held, is appended to `launched`.
-    Waiting for the turn or the warm worker may be interrupted."""
+    closed here); the moment it is launched, once the warm worker is ready and the turn is held,
+    is appended to `launched`. Waiting for the turn or the warm worker may be interrupted."""
     with guard.interruptible():
+        if here.warm is not None and forkable(spec):
+            here.warm.ready()  # its imports (and its spares') are not the case's time
         quiet_fd = here.turns.for_case() if here.turns else None
     launched.append(time.perf_counter())
     try:

@@ -133,11 +133,12 @@ class WarmWorker:
             self._hello()
 
     def add_spares(self, count: int) -> None:
-        """Start up to `count` servers (MAX_SPARES at most) for the renewals to come, now, while
-        the suite starts: their imports run beside its own start-up instead of between rounds.
-        They are waited for with the first server, before any case's process starts, so that
-        no import runs beside a timed call; an idle server only waits on its socket. Each is
-        an exec of its own: the layout and hash seed each draws are as independent as a
+        """Start servers for the renewals to come (up to `count` waiting, MAX_SPARES at most),
+        now, while the suite starts: their imports run beside its own start-up instead of
+        between rounds. They are waited for before the next case's process starts (with the
+        first server, or at `launch` when it serves already: advise adds them at each step), so
+        that no import runs beside a timed call; an idle server only waits on its socket. Each
+        is an exec of its own: the layout and hash seed each draws are as independent as a
         server started at its renewal."""
         if self.unusable or self.preload is None:
             return
@@ -250,10 +251,20 @@ class WarmWorker:
         self._serving(cast(dict, spare.ready))
         return True
 
+    def ready(self) -> bool:
+        """Wait until the server's imports are done, and those of the spares added meanwhile (a
+        case is never forked beside an import); False where it cannot serve. The suite calls it
+        before a case's clock starts: what the case's process costs (`process_wall_s`, which
+        sizes the next processes' values) and its time limit hold none of this wait."""
+        if self.unusable or not self._wait_ready():
+            return False
+        self._await_spares()  # those added while it served (advise: at each step)
+        return True
+
     def launch(self, spec_path: Path, result_path: Path, stderr_path: Path,
                quiet_fd: int | None) -> ForkedCase | None:
         """Fork a child for the case; None when the server cannot (start a fresh process instead)."""
-        if self.unusable or not self._wait_ready():
+        if not self.ready():
             return None
         request = {"spec": str(spec_path), "result": str(result_path), "stderr": str(stderr_path)}
         try:

@@ -102,6 +102,43 @@ def test_the_servers_of_later_rounds_are_started_ahead_and_ready_before_the_firs
     assert not any(alive(pid) for pid in servers)
 
 
+def test_servers_added_while_one_serves_are_ready_before_its_next_case(tmp_path):
+    """advise adds the servers of each step's rounds while the server of the last step serves:
+    the next case's process is forked only once their imports are done."""
+    warm = WarmWorker(["sklearn.linear_model.LinearRegression"], ALLOWED_MODULE_PREFIXES, isolation.worker_env())
+    try:
+        with isolation.serving(warm, None):
+            assert isolation.run_isolated(_spec(tmp_path), timeout_s=300)["status"] == "ok"
+            warm.add_spares(2)
+            assert [ready for _, ready in warm.spares] == [False, False]  # importing
+            record = isolation.run_isolated(_spec(tmp_path), timeout_s=300)
+            assert warm.spares and all(ready for _, ready in warm.spares)
+            warm.add_spares(2)  # as many waiting as asked: none more
+            assert len(warm.spares) == 2
+        assert record["status"] == "ok" and record["process"] == "forked"
+    finally:
+        warm.shutdown()
+
+
+def test_a_case_s_process_time_holds_no_wait_for_the_servers_imports(tmp_path):
+    """The first case waits for the server's (and the spares') imports before its clock starts:
+    its `process_wall_s`, which sizes the next processes' values (`suite.plan.Overheads`), and
+    its time limit hold none of them."""
+    spec = _spec(tmp_path)  # the dataset made before the server starts
+    warm = WarmWorker(["sklearn.linear_model.LinearRegression"], ALLOWED_MODULE_PREFIXES, isolation.worker_env())
+    warm.add_spares(1)
+    try:
+        with isolation.serving(warm, None):
+            began = time.perf_counter()
+            record = isolation.run_isolated(spec, timeout_s=300)
+            elapsed = time.perf_counter() - began
+    finally:
+        warm.shutdown()
+    assert record["status"] == "ok" and record["process"] == "forked"
+    # the server's own figure for its imports, which this call waited for nearly all of
+    assert record["process_wall_s"] < elapsed - 0.5 * warm.ready_s, (record["process_wall_s"], elapsed, warm.ready_s)
+
+
 def test_a_server_that_loaded_a_gpu_module_refuses_and_cases_start_fresh(tmp_path):
     pytest.importorskip("numba.cuda")
     env = isolation.worker_env()
