@@ -45,10 +45,11 @@ Making a Python for sklbench (its own virtual environment; nothing of it is kept
 
 Run:  .venv/bin/python bench/versus_sklbench.py --sklbench-python SKLBENCH_PYTHON --out OUT
       [--cases kmeans,random_forest,linear_regression,gradient_boosting] [--implementations sklearn,sklearnex]
-      [--scale full|small] [--pairs 1] [--keep-work]
+      [--scale full|small] [--sizes moderate|long] [--pairs 1] [--keep-work]
 It prints the settings and the table and writes OUT/versus_sklbench.json (and each run's log,
 experiment file, sklbench config and result file under OUT). `--scale small`: rows ÷ 10, a
-quick trial. The full size takes some minutes a pair on 2 cores.
+quick trial. The full size takes some minutes a pair on 2 cores. `--sizes long`: the same pairings
+where scikit-learn's fits last about a second or more (LONG_DATASETS), about five minutes a pair.
 """
 
 from __future__ import annotations
@@ -79,6 +80,17 @@ DATASETS = {
     "linear_regression": {"generator": "regression", "n_samples": 500_000, "n_features": 64},
     "gradient_boosting": {"generator": "classification", "n_samples": 40_000, "n_features": 32},
 }
+#: The same pairings where scikit-learn's fits last about a second or more here: the sizes where
+#: what a case costs is its fits, not the tools' fixed costs around them. One classification
+#: dataset for both its pairings, as above (an experiment runs every pairing on every dataset of
+#: its task).
+LONG_DATASETS = {
+    "kmeans": {"generator": "blobs", "n_samples": 1_000_000, "n_features": 32, "centers": 8, "cluster_std": 4.0},
+    "random_forest": {"generator": "classification", "n_samples": 80_000, "n_features": 32},
+    "linear_regression": {"generator": "regression", "n_samples": 1_000_000, "n_features": 64},
+    "gradient_boosting": {"generator": "classification", "n_samples": 80_000, "n_features": 32},
+}
+SIZES = {"moderate": DATASETS, "long": LONG_DATASETS}
 PAIRINGS = tuple(DATASETS)
 IMPLEMENTATIONS = ("sklearn", "sklearnex")  # gradient_boosting has sklearn only among these
 SCALES = {"full": 1, "small": 10}
@@ -119,12 +131,13 @@ class Run:
     note: str = ""
 
 
-def experiment_yaml(pairings: list[str], implementations: list[str], scale: int) -> str:
+def experiment_yaml(pairings: list[str], implementations: list[str], scale: int, sizes: str = "moderate") -> str:
     """One mlcompare experiment for every case, at mlcompare's defaults (no rounds, repeats,
-    precision or min_time_s)."""
+    precision or min_time_s), its datasets those of `sizes` (SIZES)."""
     specs = []
     for name in pairings:
-        entry = dict(DATASETS[name], n_samples=DATASETS[name]["n_samples"] // scale)
+        dataset = SIZES[sizes][name]
+        entry = dict(dataset, n_samples=dataset["n_samples"] // scale)
         if entry not in specs:
             specs.append(entry)
     lines = ["name: versus-sklbench", "datasets:"]
@@ -398,6 +411,9 @@ def main() -> int:
     parser.add_argument("--implementations", default=",".join(IMPLEMENTATIONS),
                         help="implementations, comma-separated (default: sklearn,sklearnex)")
     parser.add_argument("--scale", choices=tuple(SCALES), default="full", help="small: rows ÷ 10, a quick trial")
+    parser.add_argument("--sizes", choices=tuple(SIZES), default="moderate",
+                        help="moderate: quick.yaml's larger sizes (fits of 0.02-4.5 s); long: where scikit-learn's "
+                             "fits last about a second or more")
     parser.add_argument("--pairs", type=int, default=1, help="runs of each tool, alternating which goes first")
     parser.add_argument("--keep-work", action="store_true", help="keep the data caches and stores (printed)")
     args = parser.parse_args()
@@ -427,7 +443,7 @@ def main() -> int:
         mlc_data, skl_data = work / "mlcompare-data", work / "sklbench-data"
         skl_data.mkdir(parents=True)
         experiment_path = out / "versus-sklbench.yaml"
-        experiment_path.write_text(experiment_yaml(pairings, implementations, SCALES[args.scale]))
+        experiment_path.write_text(experiment_yaml(pairings, implementations, SCALES[args.scale], args.sizes))
         print(f"preparing: the datasets in mlcompare's cache, exported to sklbench's ({work})", flush=True)
         cases, threads = prepare(experiment_path, mlc_data, skl_data)
         config = out / "sklbench-config.json"
@@ -448,9 +464,10 @@ def main() -> int:
                 print(f"pair {pair}: {tool} took {run.wall_s:.1f} s (exit {run.returncode}; log {log})", flush=True)
                 done.append(run)
             runs.append(done)
-        summary = print_table(cases, runs, threads, probe, versions, args.scale)
+        summary = print_table(cases, runs, threads, probe, versions, f"{args.scale}, sizes {args.sizes}")
         results = {
-            "settings": {"scale": args.scale, "threads": threads, "pairs": args.pairs, "layout": LAYOUT,
+            "settings": {"scale": args.scale, "sizes": args.sizes, "threads": threads, "pairs": args.pairs,
+                         "layout": LAYOUT,
                          "thread_variables": {name: threads for name in THREAD_VARIABLES},
                          "sklbench_commit": probe["commit"], "sklbench_pinned": SKLBENCH_COMMIT,
                          "mlcompare_versions": versions,
