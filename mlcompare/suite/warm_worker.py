@@ -135,8 +135,8 @@ class WarmWorker:
     def add_spares(self, count: int) -> None:
         """Start servers for the renewals to come (up to `count` waiting, MAX_SPARES at most),
         now, while the suite starts: their imports run beside its own start-up instead of
-        between rounds. They are waited for before the next case's process starts (with the
-        first server, or at `launch` when it serves already: advise adds them at each step), so
+        between rounds. They are waited for before the next case's clock starts (`ready`: with
+        the first server, or alone where it serves already, as at each step of advise), so
         that no import runs beside a timed call; an idle server only waits on its socket. Each
         is an exec of its own: the layout and hash seed each draws are as independent as a
         server started at its renewal."""
