@@ -92,6 +92,9 @@ class CaseSpec(TypedDict):
     fit_settle_s: NotRequired[float]
     fit_calibrate: NotRequired[bool]
     process_overhead_s: NotRequired[float]  # what a case's process spends outside its model calls, measured
+    # whether this process describes the case (quality, agreement, fitted counts, parameters,
+    # thread pools, library version): its first one (default True); the later ones only time
+    describe: NotRequired[bool]
 
 
 class CaseRecord(TypedDict, total=False):

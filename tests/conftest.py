@@ -164,6 +164,15 @@ def faults(workdir) -> dict:
             "MLCOMPARE_ALLOWED_MODULES": "faulty_estimators", "MLCOMPARE_FAULTS_DIR": str(folder)}
 
 
+@pytest.fixture
+def faults_here(faults, monkeypatch):
+    """The faults pairing for a suite run in this process (its cases' processes inherit the environment)."""
+    for name, value in faults.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.syspath_prepend(str(FAULTS))
+    return faults
+
+
 def faults_experiment(workdir: Path, implementations: list[str], sizes: list[int] = (200,),
                       name: str = "faults") -> Path:
     """An experiment over the `faults` pairing: one regression dataset per size."""

@@ -72,7 +72,10 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     # Distributed results are computed into this process, which has waited for them: there
     # is no device work of its own to wait for.
     sync = on_gpu and cluster is None
-    needed = quality.needs(spec["metrics"])
+    # A case's first process describes it (quality, agreement, fitted counts, parameters, thread
+    # pools): the suite keeps that one (`suite.rounds.pool_rounds`); its later processes time only.
+    describe = spec.get("describe", True)
+    needed = quality.needs(spec["metrics"]) if describe else set()
 
     # 1. inputs: device initialised (GPU), dataset read, laid out, moved to the device (measure/inputs.py)
     prepare = plugin.prepare if plugin is not None else None
@@ -169,17 +172,13 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     timed_lock.release()  # the last timed call is over: the suite's writer may use the cores now
 
     # 5. quality on the host, one shared function per metric, on the rows the outputs describe
-    y_true, agree = _scored_rows(task.output, host, outputs)
-    if spec.get("predictions_path"):
-        np.save(spec["predictions_path"], np.asarray(agree), allow_pickle=False)
-    scores = quality.score_all(tuple(spec["metrics"]), y_true, outputs)
+    described = _description(spec, task.output, host, outputs, model, cluster) if describe else Description()
     metrics = {
         **timing_metrics(fit_times, host_fit_times, predicting.times, transfer_in, load),
         "fit_cold_time_s": cold, "transfer_time_s": transfer_in, "load_time_s": load,
         "fit_peak_host_memory_mb": host_peak.host_mb,
         "peak_host_memory_mb": memory.peak_rss_mb(),
-        **fitted_counts(model),
-        **scores, **fit_energy.metrics(fits.calls), **by_batch.metrics,
+        **described.metrics, **fit_energy.metrics(fits.calls), **by_batch.metrics,
         "fit_loops": fits.loops, "fit_warmups": 0 if fits.first_given else 1 + settled.calls,
     }
     if predicting.loops:
@@ -217,12 +216,8 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         "fit_times": fit_times,
         "fit_host_times": host_fit_times,
         "predict_times": predicting.times,
-        "effective_params": effective_params(model),
-        "audited": audited(model, spec.get("audit_keys") or {}),
         "ran_on": ran_on,
         "memory_method": host_peak.method,
-        "threadpools": cluster.thread_pools() if cluster is not None else thread_pools(),
-        "library_version": library_version(spec["library"]),
         # seconds spent in the model's own calls, timed or not, and in those whose values are
         # reported (for the harness-overhead bench)
         "model_time_s": cold + settled.seconds + fits.spent_s + (host_fits.spent_s if host_fits is not fits else 0.0)
@@ -232,9 +227,41 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         + predicting.in_values + (0.0 if fits.first_given else cold)
         + ((predicting.cold or 0.0) if predicting.warmups else 0.0),
     }
+    described.into(record)
     if calibrate_until is not None:  # when each value started, after the first fit ended
         record["fit_value_offsets_s"] = [start - first_ended for start in fits.starts]
     return cast(CaseRecord, {**record, **extra})  # `extra` holds record keys only
+
+
+@dataclass
+class Description:
+    """What a case's first process says of it beside its times: metrics (quality, fitted counts),
+    parameters, audit, thread pools, library version; empty in its later ones."""
+
+    metrics: dict[str, float] = field(default_factory=dict)
+    effective_params: dict[str, str] | None = None
+    audited: dict[str, str] = field(default_factory=dict)
+    threadpools: str = ""
+    library_version: str = ""
+
+    def into(self, record: CaseRecord) -> None:
+        """Its record keys set on `record` (none where nothing was described)."""
+        if self.effective_params is not None:
+            record |= {"effective_params": self.effective_params, "audited": self.audited,
+                       "threadpools": self.threadpools, "library_version": self.library_version}
+
+
+def _description(spec: CaseSpec, output: str, host: dict[str, np.ndarray], outputs: dict[str, Any], model: Any,
+                 cluster: dask_cluster.Cluster | None) -> Description:
+    """The case described from its fitted model and outputs; its predictions saved for agreement."""
+    y_true, agree = _scored_rows(output, host, outputs)
+    if spec.get("predictions_path"):
+        np.save(spec["predictions_path"], np.asarray(agree), allow_pickle=False)
+    scores = quality.score_all(tuple(spec["metrics"]), y_true, outputs)
+    return Description({**fitted_counts(model), **scores}, effective_params(model),
+                       audited(model, spec.get("audit_keys") or {}),
+                       cluster.thread_pools() if cluster is not None else thread_pools(),
+                       library_version(spec["library"]))
 
 
 def timing_metrics(fit_times: list[float], host_fit_times: list[float], predict_times: list[float],

@@ -158,7 +158,7 @@ def run_here(case: Case, experiment: Experiment, threads: int, prepared: dict[st
     if "status" in base:
         return base
     record = base | run_isolated(cast(CaseSpec, {**spec, **(plan or {})}), experiment.timeout_s, guard)
-    if record["status"] == Status.OK:
+    if record["status"] == Status.OK and (plan or {}).get("describe", True):  # the later processes save none
         record["predictions_path"] = str(predictions_path)
     return record
 

@@ -184,6 +184,9 @@ class Overheads:
 
 def process_spec(plan: WarmupPlan | None, overhead_s: float, more_to_come: bool = True) -> dict[str, Any]:
     """The spec keys of a case's process: its warm-ups (none decided yet: both kept, and values
-    past SETTLE_S where `more_to_come` processes could use what they show) and the overhead its
-    values are measured against."""
-    return {**(plan or WarmupPlan(calibrate=more_to_come)).spec(), "process_overhead_s": overhead_s}
+    past SETTLE_S where `more_to_come` processes could use what they show), the overhead its
+    values are measured against, and whether it describes the case: only its first, the one
+    with no plan yet, whose quality and settings the suite keeps (`rounds.pool_rounds`); the
+    later ones would score, audit and list pools for nothing (about 15-25 ms a process)."""
+    return {**(plan or WarmupPlan(calibrate=more_to_come)).spec(), "process_overhead_s": overhead_s,
+            "describe": plan is None}

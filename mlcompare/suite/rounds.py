@@ -65,7 +65,9 @@ def pool_rounds(records: list[CaseRecord]) -> CaseRecord:
         if len(records) > 1 and bad["status"] == Status.FAILED:
             bad["error"] = f"{bad.get('error', '')} (round {records.index(bad) + 1} of {len(records)})"
         return bad
-    pooled: CaseRecord = records[0].copy()  # quality and everything measured once: as the first round saw it
+    # quality and everything measured once: as the first round saw it (the one that describes the
+    # case: `plan.process_spec`)
+    pooled: CaseRecord = records[0].copy()
     for key in _REPEATS:
         pooled[key] = [t for r in records for t in r.get(key) or []]
     for series, repeats in PROCESS_SERIES.items():

@@ -153,3 +153,46 @@ def test_a_first_process_whose_window_values_are_dropped_still_gives_its_repeats
     assert after.data.metrics["fit_processes"] == 2
     assert after.data.metrics["fit_repeats"] >= 2 * 3  # each process its three values at least
     assert after.data.metrics["fit_time_s"] == pytest.approx(0.03, rel=0.2)
+
+
+def test_only_a_case_s_first_process_describes_it_the_later_ones_only_time(workdir, faults_here, monkeypatch):
+    """Quality, agreement, fitted counts, parameters, thread pools and the library's version are
+    what the suite keeps from a case's first process (`rounds.pool_rounds`): the later processes
+    take none of them, and the run holds the first one's. Every process gives its timings."""
+    from pathlib import Path
+
+    from mlcompare.config.experiment import load_experiment
+    from mlcompare.suite import runner
+    from mlcompare.tracking.writer import Recorder
+
+    processes: dict[str, list[dict]] = {}
+    real = runner.run_here
+
+    def recording(case, *args, **kwargs):
+        record = real(case, *args, **kwargs)
+        saved = Path(record.get("predictions_path", "")).is_file()  # the suite's scratch is gone at its end
+        processes.setdefault(case.implementation.name, []).append({**record, "saved": saved})
+        return record
+
+    monkeypatch.setattr(runner, "run_here", recording)
+    path = faults_experiment(workdir, ["sklearn", "steady"], sizes=[300])
+    path.write_text(path.read_text().replace("rounds: 1", "rounds: 3"))
+    outcome = runner.run_suite(load_experiment(path), Recorder("faults"), say=lambda line: None)
+    assert outcome.count("ok") == 2
+    described = ("effective_params", "audited", "threadpools", "library_version", "predictions_path")
+    runs = {r.data.params["implementation"]: r for r in store_runs("faults") if "mlflow.parentRunId" in r.data.tags}
+    for name, records in processes.items():
+        assert len(records) == 3 and all(r["status"] == "ok" and r["fit_times"] for r in records)
+        first, *later = records
+        assert all(key in first for key in described) and "r2" in first["metrics"]
+        assert first["saved"] and not any(record["saved"] for record in later)
+        for record in later:
+            assert not [key for key in described if key in record], name
+            assert "r2" not in record["metrics"]
+        run = runs[name]
+        assert run.data.metrics["r2"] == pytest.approx(first["metrics"]["r2"])
+        assert run.data.tags["library_version"] == first["library_version"]
+        assert run.data.params["estimator.fit_intercept"] == first["effective_params"]["fit_intercept"]
+        assert run.data.metrics["fit_processes"] == 3
+    # the agreement of the two implementations' predictions: from their first processes' files
+    assert runs["steady"].data.metrics["prediction_agreement"] == pytest.approx(1.0, abs=1e-6)

@@ -123,8 +123,9 @@ def test_a_fit_shorter_than_the_clock_holds_is_timed_in_loops_on_the_run_and_in_
                   and r.data.params["implementation"] == "sklearn")
     m = linear.data.metrics
     assert m["fit_loops"] > 1 and m["fit_time_s"] < SHORT_CALL_S
-    # 2 repeats × 2 processes at least; more for a call this short (values enough to outweigh its process)
-    assert len(client.get_metric_history(linear.info.run_id, "fit_time_repeat_s")) == m["fit_repeats"] > 4
+    # 2 repeats × 2 processes at least (more where 1.5 × a process's measured overhead is longer
+    # than two loops of 50 ms: the later processes, which no longer score, often are not)
+    assert len(client.get_metric_history(linear.info.run_id, "fit_time_repeat_s")) == m["fit_repeats"] >= 4
     long_fit = next(r for r in runs if r.data.params.get("implementation") == "sklearn"
                     and r.data.params["pairing"] == "random_forest")
     assert long_fit.data.metrics["fit_loops"] == 1 and long_fit.data.metrics["fit_time_s"] >= SHORT_CALL_S

@@ -11,20 +11,11 @@ import threading
 import time
 
 import pytest
-from conftest import FAULTS, faults_experiment, start_cli, store_runs, write
+from conftest import faults_experiment, start_cli, store_runs, write
 
 from mlcompare.config.experiment import load_experiment
 from mlcompare.suite import runner
 from mlcompare.tracking.writer import Recorder
-
-
-@pytest.fixture
-def faults_here(faults, monkeypatch):
-    """The faults pairing for a suite run in this process (its cases' processes inherit the environment)."""
-    for name, value in faults.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.syspath_prepend(str(FAULTS))
-    return faults
 
 
 def _slow_writes(monkeypatch, seconds: float) -> list[tuple[str, float, float]]:
