@@ -84,10 +84,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(build_parser(), argv)
     try:
         return COMMANDS[args.command].run(args)
-    except InputError as exc:  # one line per mistake (a file may hold several)
-        for line in str(exc).splitlines():
-            print(f"mlcompare: error: {line}", file=sys.stderr)
+    except InputError as exc:
+        say_input_error(exc)
         return EXIT_BAD_INPUT
+
+
+def say_input_error(exc: InputError) -> None:
+    """One line on stderr per mistake (a file and the flags may hold several)."""
+    for line in str(exc).splitlines():
+        print(f"mlcompare: error: {line}", file=sys.stderr)
 
 
 if __name__ == "__main__":

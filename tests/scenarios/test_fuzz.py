@@ -13,7 +13,6 @@ import contextlib
 import io
 import json
 import sqlite3
-import sys
 import tempfile
 import textwrap
 from pathlib import Path
@@ -336,6 +335,7 @@ def _command(argv: list[str]) -> str | None:
 @settings(FUZZ, max_examples=400)
 @example(argv=["--resume=", "run", "VALID", "--quiet"])  # a suite, though its first word is a flag
 @example(argv=["\x1e", "VALID", "--resume=maybe", "validate"])  # a stray word is not named as the command
+@example(argv=["run", "BAD", "--implementations", "nope"])  # two mistakes, the file's and the flag's: two lines
 @given(argv=st.one_of(argvs("validate"), argvs("run"), argvs("list"),
                       st.lists(st.text(max_size=8).filter(lambda t: "\x00" not in t), max_size=3)))
 def test_any_command_line_parses_or_is_one_line_of_error(scratch, argv):
@@ -349,8 +349,8 @@ def test_any_command_line_parses_or_is_one_line_of_error(scratch, argv):
                 args = cli.parse(cli.build_parser(), explicit_booleans(argv))
                 try:
                     experiment_from_args(args)
-                except InputError as exc:
-                    print(f"mlcompare: error: {exc}", file=sys.stderr)
+                except InputError as exc:  # as `cli.main` says it: a line per mistake
+                    cli.say_input_error(exc)
                     code = 2
             else:
                 code = cli.main(argv)
