@@ -175,8 +175,8 @@ def test_compare_view_of_two_runs_shows_their_params_and_fit_time(browser, page,
     pairing = page.locator("tr", has=page.get_by_text("pairing", exact=True)).first
     assert pairing.inner_text().split().count("gradient_boosting") == 2
     assert "fit_time_s" in page.locator("body").inner_text()
-    # the UI rounds metric values; each run's fit time is there as shown, once the metrics' rows
-    # have rendered (they can come after the params': CI read the page once before they had)
+    # the UI rounds metric values; each run's fit time is there as shown, read again until it is
+    # (one read of a fresh-clone .ci/run missed a value: the metrics' rows still rendering)
     missing = _fit_times_missing(page, [child.data.metrics["fit_time_s"] for child in pair])
     assert not missing, missing
 
