@@ -172,13 +172,13 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     timed_lock.release()  # the last timed call is over: the suite's writer may use the cores now
 
     # 5. quality on the host, one shared function per metric, on the rows the outputs describe
-    described = _description(spec, task.output, host, outputs, model, cluster) if describe else Description()
+    described = _description(spec, task.output, host, outputs, model, cluster) if describe else None
     metrics = {
         **timing_metrics(fit_times, host_fit_times, predicting.times, transfer_in, load),
         "fit_cold_time_s": cold, "transfer_time_s": transfer_in, "load_time_s": load,
         "fit_peak_host_memory_mb": host_peak.host_mb,
         "peak_host_memory_mb": memory.peak_rss_mb(),
-        **described.metrics, **fit_energy.metrics(fits.calls), **by_batch.metrics,
+        **(described.metrics if described else {}), **fit_energy.metrics(fits.calls), **by_batch.metrics,
         "fit_loops": fits.loops, "fit_warmups": 0 if fits.first_given else 1 + settled.calls,
     }
     if predicting.loops:
@@ -227,7 +227,8 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         + predicting.in_values + (0.0 if fits.first_given else cold)
         + ((predicting.cold or 0.0) if predicting.warmups else 0.0),
     }
-    described.into(record)
+    if described:
+        described.into(record)
     if calibrate_until is not None:  # when each value started, after the first fit ended
         record["fit_value_offsets_s"] = [start - first_ended for start in fits.starts]
     return cast(CaseRecord, {**record, **extra})  # `extra` holds record keys only
@@ -235,33 +236,37 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
 
 @dataclass
 class Description:
-    """What a case's first process says of it beside its times: metrics (quality, fitted counts),
-    parameters, audit, thread pools, library version; empty in its later ones."""
+    """What a case's first process says of it beside its times (its later ones take none): metrics
+    (quality, fitted counts), parameters, audit, thread pools, library version, and where it saved
+    the predictions the agreement is measured on."""
 
-    metrics: dict[str, float] = field(default_factory=dict)
-    effective_params: dict[str, str] | None = None
-    audited: dict[str, str] = field(default_factory=dict)
-    threadpools: str = ""
-    library_version: str = ""
+    metrics: dict[str, float]
+    effective_params: dict[str, str]
+    audited: dict[str, str]
+    threadpools: str
+    library_version: str
+    predictions_path: str | None
 
     def into(self, record: CaseRecord) -> None:
-        """Its record keys set on `record` (none where nothing was described)."""
-        if self.effective_params is not None:
-            record |= {"effective_params": self.effective_params, "audited": self.audited,
-                       "threadpools": self.threadpools, "library_version": self.library_version}
+        """Its record keys set on `record`."""
+        record |= {"effective_params": self.effective_params, "audited": self.audited,
+                   "threadpools": self.threadpools, "library_version": self.library_version}
+        if self.predictions_path:
+            record["predictions_path"] = self.predictions_path
 
 
 def _description(spec: CaseSpec, output: str, host: dict[str, np.ndarray], outputs: dict[str, Any], model: Any,
                  cluster: dask_cluster.Cluster | None) -> Description:
     """The case described from its fitted model and outputs; its predictions saved for agreement."""
     y_true, agree = _scored_rows(output, host, outputs)
-    if spec.get("predictions_path"):
-        np.save(spec["predictions_path"], np.asarray(agree), allow_pickle=False)
+    saved = spec.get("predictions_path")
+    if saved:
+        np.save(saved, np.asarray(agree), allow_pickle=False)
     scores = quality.score_all(tuple(spec["metrics"]), y_true, outputs)
     return Description({**fitted_counts(model), **scores}, effective_params(model),
                        audited(model, spec.get("audit_keys") or {}),
                        cluster.thread_pools() if cluster is not None else thread_pools(),
-                       library_version(spec["library"]))
+                       library_version(spec["library"]), saved)
 
 
 def timing_metrics(fit_times: list[float], host_fit_times: list[float], predict_times: list[float],

@@ -157,10 +157,8 @@ def run_here(case: Case, experiment: Experiment, threads: int, prepared: dict[st
     base, spec = case_spec(case, experiment, threads, prepared, predictions_path)
     if "status" in base:
         return base
-    record = base | run_isolated(cast(CaseSpec, {**spec, **(plan or {})}), experiment.timeout_s, guard)
-    if record["status"] == Status.OK and (plan or {}).get("describe", True):  # the later processes save none
-        record["predictions_path"] = str(predictions_path)
-    return record
+    # the process says where it saved its predictions (`predictions_path`): a case's first only
+    return base | run_isolated(cast(CaseSpec, {**spec, **(plan or {})}), experiment.timeout_s, guard)
 
 
 def case_spec(case: Case, experiment: Experiment, threads: int | None, prepared: dict[str, Path | str],

@@ -144,7 +144,7 @@ def run_remote(spec: CaseSpec, dataset: datasets.DatasetSpec, sha256: str, timeo
         load = _LOAD.reading()  # this worker machine's load, as a local suite reads its own
         record = isolation.run_isolated(spec, timeout_s)
         if record["status"] == Status.OK:
-            record["predictions"] = np.load(spec["predictions_path"])
+            record["predictions"] = np.load(record.pop("predictions_path"))  # a path on this worker
             record["metrics"].update(load)
     return {**where, **record, "threads": threads}
 
