@@ -6,6 +6,7 @@ import contextlib
 import functools
 import http.server
 import io
+import json
 import os
 import subprocess
 import sys
@@ -73,6 +74,25 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None,
     """`python -m mlcompare ...` in a fresh process, as a user would run it."""
     return subprocess.run([sys.executable, "-m", "mlcompare", *args], cwd=cwd, env=cli_env(env),
                           capture_output=True, text=True, timeout=timeout)
+
+
+def python_here(code: str, *args: str) -> subprocess.CompletedProcess:
+    """`python -c CODE ARGS` in a fresh process with the repository importable: what a command
+    imports can only be seen in a process of its own."""
+    return subprocess.run([sys.executable, "-c", code, *args], env=cli_env(), capture_output=True, text=True,
+                          timeout=600)
+
+
+def modules_after(*argv: str) -> set[str]:
+    """The top-level modules a fresh Python holds after `mlcompare ARGV` (which must exit 0)."""
+    code = ("import contextlib, io, json, sys\nfrom mlcompare import cli\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    code = cli.main(sys.argv[1:])\n"
+            "print(json.dumps([code, sorted({m.split('.')[0] for m in sys.modules})]))\n")
+    result = python_here(code, *argv)
+    assert result.returncode == 0, result.stderr
+    code, modules = json.loads(result.stdout.strip().splitlines()[-1])
+    assert code == 0, result.stderr
+    return set(modules)
 
 
 @pytest.fixture

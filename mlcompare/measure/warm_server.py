@@ -44,9 +44,10 @@ from typing import Any
 from mlcompare.forked_call import leave
 from mlcompare.measure import worker
 
-#: Imported by every case, whatever its estimator (the case code imports scikit-learn's
-#: metrics; the cached dataset is read through pyarrow).
-BASE_MODULES = ("numpy", "scipy", "sklearn", "pyarrow.parquet", "threadpoolctl", "psutil",
+#: Imported by every case, whatever its estimator (the case code scores with scikit-learn's
+#: metrics, which `pairings.quality` imports at the first score; the cached dataset is read
+#: through pyarrow).
+BASE_MODULES = ("numpy", "scipy", "sklearn", "sklearn.metrics", "pyarrow.parquet", "threadpoolctl", "psutil",
                 "mlcompare.measure.case")
 #: Top-level modules of GPU libraries: none may be loaded in a process that forks cases.
 GPU_MODULES = ("cupy", "cudf", "cuml", "rmm", "numba.cuda", "torch", "dask_cuda")

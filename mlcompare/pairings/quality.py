@@ -14,10 +14,22 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
-from sklearn import metrics as skm
 
 from mlcompare.pairings.tasks import TASKS
 from mlcompare.records import QUALITY_METRICS
+
+
+class _LazyMetrics:
+    """scikit-learn's metrics, imported at the first score: `mlcompare list`, `report` and
+    `compare` read this registry and never score (the import is 1.5-2 s of CPU here)."""
+
+    def __getattr__(self, name: str) -> Any:
+        from sklearn import metrics
+
+        return getattr(metrics, name)
+
+
+skm = _LazyMetrics()
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import modules_after, python_here
 from sklearn.cluster import KMeans
 from sklearn.datasets import make_blobs
 
@@ -68,3 +69,18 @@ def test_prediction_agreement():
     y = np.linspace(0, 1, 50)
     assert prediction_agreement("regression", 3 * y + 1, y) == pytest.approx(1.0)
     assert prediction_agreement("regression", -y, y) == pytest.approx(-1.0)
+
+
+def test_the_registry_is_read_without_scikit_learn_s_metrics_which_the_first_score_imports():
+    """Listing the catalog and reading stored suites (`mlcompare list`, `report`, `compare`) use the
+    registry and never score: scikit-learn's metrics (1-2 s of imports) are loaded by a score."""
+    code = ("import sys\nimport numpy as np\nfrom mlcompare.pairings.quality import METRICS, score\n"
+            "assert METRICS['accuracy'].higher_is_better and 'sklearn.metrics' not in sys.modules\n"
+            "assert score('accuracy', np.array([0, 1]), np.array([0, 0])) == 0.5\n"
+            "assert 'sklearn.metrics' in sys.modules\n")
+    result = python_here(code)
+    assert result.returncode == 0, result.stderr
+
+
+def test_listing_the_catalog_imports_no_scikit_learn():
+    assert "sklearn" not in modules_after("list")
