@@ -17,8 +17,10 @@ inside one run mean anything):
      writer: at a case's start and before the store is read back);
    - the suite: the store opened, the datasets prepared (where a forked child makes them
      while the store opens: the wait for them after it), the warm worker renewed before each
-     round (a new server's imports, waited for), the report built and attached, the
-     rest (imports, MLflow's among them, and the bookkeeping between cases);
+     round (a new server's imports, waited for), the warm worker and its spares waited for
+     before a case's process is asked for (their imports, at the first case: part of the
+     start-up), the report built and attached, the rest (imports, MLflow's among them, and
+     the bookkeeping between cases);
    and, across stages, the start-up (until the first case's process is asked for) and the
    time from the last case's end to the command's end.
    Works on any checkout (--tree), so the same figures can be taken of an older version:
@@ -178,6 +180,8 @@ def quick_stages(experiment_path: Path, work: Path, warm: bool) -> dict:
     clock.wrap(cases, "prepare_datasets", "prepare")
     clock.wrap(runner, "_summary_from_store", "report")
     clock.wrap(isolation, "renew_warm_worker", "renew")  # a new server before each round, waited for
+    # the servers' imports, waited for before a case's process is asked for (the first case's)
+    clock.wrap(getattr(isolation, "WarmWorker", None), "ready", "servers ready")
     clock.wrap(writer.Recorder, "__init__", "store opened")
     for method in ("start_suite", "log_case", "finished_cases", "finish_suite", "abort_suite"):
         clock.wrap(writer.Recorder, method, "logging")
@@ -206,7 +210,7 @@ def quick_stages(experiment_path: Path, work: Path, warm: bool) -> dict:
     reported = _time_in_store(outcome.parent_run_id, "reported_time_s")
     # each case process against its case code's begin and end (the one that began inside its window)
     lines = [(float(b), float(e)) for b, e in (line.split()[1:] for line in cases_log.read_text().splitlines())]
-    waits = clock.calls.get("writer wait", [])
+    waits = clock.calls.get("writer wait", []) + clock.calls.get("servers ready", [])
     start_s = end_s = inside_s = load = 0.0
     processes = []
     for call_begin, call_end, name, record in isolated:
@@ -219,8 +223,10 @@ def quick_stages(experiment_path: Path, work: Path, warm: bool) -> dict:
         stages = (case_begin - call_begin - waited, read, (case_end - case_begin) - model - read, call_end - case_end)
         start_s, load, inside_s, end_s = (a + b for a, b in zip((start_s, load, inside_s, end_s), stages))
         processes.append((sum(stages), name, record.get("process", "fresh"), model, stages))
-    launched = [begin for begin, _, _, record in isolated if record.get("status") != "skipped"]
-    return {"wall": wall, "startup": (min(launched) - started) if launched else None,
+    # until the first case's process is asked for: its call, then the servers' imports waited for in it
+    first = min(((b, e) for b, e, _, record in isolated if record.get("status") != "skipped"), default=None)
+    ready_first = sum(e - b for b, e in clock.calls.get("servers ready", []) if first and first[0] <= b <= first[1])
+    return {"wall": wall, "startup": (first[0] - started + ready_first) if first else None,
             "after_last": wall - (max(end for _, end, _, _ in isolated) - started) if isolated else None,
             "model": model_store if model_store is not None else model_records,
             "model_source": "store" if model_store is not None else "records", "ran": len(ran),
@@ -230,6 +236,7 @@ def quick_stages(experiment_path: Path, work: Path, warm: bool) -> dict:
             "data_read": load, "case_other": inside_s, "process_end": end_s, "logging": clock.total("logging"),
             "writer_wait": clock.total("writer wait"), "store_opened": clock.total("store opened"),
             "renew": clock.total("renew"), "renewals": len(clock.calls.get("renew", [])),
+            "servers_ready": clock.total("servers ready") - _inside(clock, "servers ready", "renew"),
             "prepared_beside": "prepare wait" in clock.calls,
             "prepare": clock.total("prepare wait" if "prepare wait" in clock.calls else "prepare"),
             "report": clock.total("report") - _drain_in(clock, "report")}
@@ -237,9 +244,14 @@ def quick_stages(experiment_path: Path, work: Path, warm: bool) -> dict:
 
 def _drain_in(clock: Clock, label: str) -> float:
     """Writer waits that happened inside calls of `label` (counted once, as waiting)."""
+    return _inside(clock, "writer wait", label)
+
+
+def _inside(clock: Clock, inner: str, outer: str) -> float:
+    """Time in calls of `inner` made inside calls of `outer` (counted once, under `outer`)."""
     inside = 0.0
-    for begin, end in clock.calls.get(label, []):
-        inside += sum(e - b for b, e in clock.calls.get("writer wait", []) if begin <= b and e <= end)
+    for begin, end in clock.calls.get(outer, []):
+        inside += sum(e - b for b, e in clock.calls.get(inner, []) if begin <= b and e <= end)
     return inside
 
 
@@ -274,6 +286,7 @@ def print_quick(s: dict) -> None:
             ("logging: waiting for the writer", s["writer_wait"], s["cases"]),
             ("store opened (experiment found or created)", s["store_opened"], None),
             (f"warm worker renewed before a round ({s.get('renewals', 0)}), ready", s.get("renew", 0.0), None),
+            ("warm worker and spares: imports waited for at a case", s.get("servers_ready", 0.0), None),
             ("datasets: waited for, after the store (a child made them)" if s.get("prepared_beside")
              else "datasets prepared", s["prepare"], None),
             ("report built and attached", s["report"], None)]
