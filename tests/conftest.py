@@ -85,13 +85,13 @@ def python_here(code: str, *args: str) -> subprocess.CompletedProcess:
 
 def modules_after(*argv: str) -> set[str]:
     """The top-level modules a fresh Python holds after `mlcompare ARGV` (which must exit 0)."""
-    code = ("import contextlib, io, json, sys\nfrom mlcompare import cli\n"
-            "with contextlib.redirect_stdout(io.StringIO()):\n    code = cli.main(sys.argv[1:])\n"
-            "print(json.dumps([code, sorted({m.split('.')[0] for m in sys.modules})]))\n")
-    result = python_here(code, *argv)
+    script = ("import contextlib, io, json, sys\nfrom mlcompare import cli\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n    code = cli.main(sys.argv[1:])\n"
+              "print(json.dumps([code, sorted({m.split('.')[0] for m in sys.modules})]))\n")
+    result = python_here(script, *argv)
     assert result.returncode == 0, result.stderr
-    code, modules = json.loads(result.stdout.strip().splitlines()[-1])
-    assert code == 0, result.stderr
+    exit_code, modules = json.loads(result.stdout.strip().splitlines()[-1])
+    assert exit_code == 0, result.stderr
     return set(modules)
 
 
