@@ -241,7 +241,7 @@ CASE_HISTORIES: dict[str, Literal["fit_times", "fit_host_times", "predict_times"
 CASE_PARAMS = frozenset({
     "pairing", "implementation", "library", "device", "dataset", "dataset_kind", "n_samples", "n_features",
     "dtype", "order", "seed", "training_rows", "repeats", "min_time_s", "rounds", "min_rounds", "precision",
-    "threads", "input_modes",
+    "threads", "input_modes", "case_number",
     "estimator", "accelerator", "parity_tolerance", "price_per_hour_usd", "predict_batch_sizes",
     "predict_latency_budget_s", "sweep", "sweep_shared", "sweep_own", "distributed", "dask_workers",
     "dask_threads_per_worker", "dask_cluster",
@@ -384,7 +384,9 @@ class Recorder(Protocol):
         """From now on write runs from a thread of its own, each write inside `turn()`."""
         ...
 
-    def release_queued(self) -> None: ...
+    def release_queued(self, count: int | None = None) -> None:
+        """Let the thread write the `count` oldest runs queued (None: all)."""
+        ...
 
     def between_cases(self, work: Callable[[], object]) -> None:
         """Untimed work of the suite's own, done where writes are done (or not at all)."""
@@ -411,7 +413,7 @@ class PlainRecorder:
     def write_behind(self, turn: Callable[[], Any] | None = None, hold: bool = False) -> None:
         return None
 
-    def release_queued(self) -> None:
+    def release_queued(self, count: int | None = None) -> None:
         return None
 
     def between_cases(self, work: Callable[[], object]) -> None:

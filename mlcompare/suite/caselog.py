@@ -18,9 +18,12 @@ from mlcompare.suite.case_cost import cost_note
 
 
 def log_case(recorder: Recorder, case: Case, record: CaseRecord, experiment: Experiment, threads: int,
-         fingerprint: dict[str, str]) -> None:
+             fingerprint: dict[str, str], number: int) -> None:
+    """`number`: the case's place in the experiment (1, 2, ...), which the report lists cases by:
+    a suite of several rounds writes each case's run as the case ends, in no fixed order."""
     impl, pairing, spec = case.implementation, case.pairing, case.dataset
     params: dict[str, Any] = {
+        "case_number": number,
         "pairing": pairing.name, "implementation": impl.name, "library": impl.library,
         "device": impl.device, "dataset": spec.name, "dataset_kind": spec.kind,
         "n_samples": record["n_samples"] or "all", "n_features": record["n_features"] or "as the data has",

@@ -74,9 +74,10 @@ def case_processes(cases: list[Case], allowed: tuple[str, ...], skip_reason: Cal
         yield
         return
     turns = Turns(scratch / "quiet.lock")
-    # a finished case's run is written once the next case has started and its timed calls are over
+    # a finished case's run is written once the next case has started and its timed calls are
+    # over: one run a case, a backlog spread over the cases that follow (`write_behind`)
     recorder.write_behind(turns.writer, hold=True)
-    turns.handed_over = recorder.release_queued
+    turns.handed_over = lambda: recorder.release_queued(1)
     server = warm if isinstance(warm, WarmWorker) else None
     if warm is True:
         server = start_warm_worker(cases, allowed, skip_reason, threads=threads)

@@ -27,7 +27,7 @@ class SuiteProgress(Protocol):
 
     def run_finished(self, done: int, total: int) -> None:
         """With several rounds: `done` of the suite's `total` case processes have ended (a case is
-        finished only after its last round, so the bar follows the processes instead)."""
+        finished only once it has all its processes, so the bar follows the processes instead)."""
 
 
 class LiveProgress:

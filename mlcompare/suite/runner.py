@@ -213,7 +213,7 @@ class Suite:
         elif case.is_baseline and record.get("first_fit_unfinished_s"):
             self.timed_out[case.group] = record
         if "reused_from" not in record:
-            self._compare_and_log(case, record)
+            self._compare_and_log(index, record)
         outcome.records.append(record)
         if not collapsed(record, outcome.skipped_everywhere):
             self.say(f"[{len(outcome.records)}/{len(self.cases)}] {case.name}: {_summary(record)}")
@@ -226,7 +226,8 @@ class Suite:
             return False
         return True
 
-    def _compare_and_log(self, case: Case, record: CaseRecord) -> None:
+    def _compare_and_log(self, number: int, record: CaseRecord) -> None:
+        case = self.cases[number - 1]
         if record["status"] == Status.OK:  # priced before the comparison: the cost ratio needs both
             record["metrics"].update(case_costs(case.implementation.device, record, self.experiment.cost_per_hour))
         if record["status"] == Status.OK and case.group in self.baselines:
@@ -243,7 +244,7 @@ class Suite:
             record["timing_stability"] = stability(record, self.cpus)
             if self.options.cluster is None and self.experiment.rounds > 1:  # stopped by the rule: its levels
                 cap_levels(record["metrics"], stopping_rule(self.experiment))
-        log_case(self.recorder, case, record, self.experiment, self.threads, host | keys)
+        log_case(self.recorder, case, record, self.experiment, self.threads, host | keys, number)
 
     def _finish(self, wall: float) -> None:
         """The parent run's metrics, its report read back from the store, and its status."""
@@ -298,8 +299,10 @@ def _local_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment:
     the experiment file), so that each case's processes sample the whole time the suite runs.
     A case's processes so far decide its warm-ups for the next ones (`plan.warmup_plan`); from
     `min_rounds` on, a case stops once its interval is as narrow as asked (`plan.Stopping`). A
-    case that did not run fine is finished at once; the others when the last round is over, in
-    the experiment's order (the store lists them as the file does)."""
+    case is finished, and so recorded, as soon as it has all its processes: one that did not run
+    fine at once, the others when the rule stops them or after their last round. The writer then
+    writes its run while the next cases go on, not all of them after the last round; the store
+    lists the runs as they were written, the report by their case number (`case_number`)."""
     loads = sysinfo.LoadMeter()
     overheads = Overheads()
     plans: dict[int, WarmupPlan] = {}
@@ -335,48 +338,38 @@ def _local_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment:
             record["rounds_stop"] = stops[index]
         return record
 
-    try:
-        for number in range(1, total + 1):
-            started = time.perf_counter()
-            if number > 1:  # each round's processes forked from a server of their own
-                with guard.interruptible():
-                    isolation.renew_warm_worker()
-            this_round = [(index, case) for index, case in todo if index not in finished]
-            order.shuffle(this_round)
-            for index, case in this_round:
-                label = f"{case.name} (round {number}/{total})"
-                record = run(index, case, label, scratch / f"pred-{index}-{number}.npy")
-                rounds[index].append(record)
-                if record["status"] != Status.OK:
+    for number in range(1, total + 1):
+        started = time.perf_counter()
+        if number > 1:  # each round's processes forked from a server of their own
+            with guard.interruptible():
+                isolation.renew_warm_worker()
+        this_round = [(index, case) for index, case in todo if index not in finished]
+        order.shuffle(this_round)
+        for index, case in this_round:
+            label = f"{case.name} (round {number}/{total})"
+            record = run(index, case, label, scratch / f"pred-{index}-{number}.npy")
+            rounds[index].append(record)
+            if record["status"] != Status.OK:
+                finished.add(index)
+            else:
+                plans[index] = warmup_plan(rounds[index], plans.get(index))
+                if plans[index].settle:
+                    drop_unsettled(record)
+                why = stopping.done([median(r["fit_times"]) for r in rounds[index]])
+                if why:
                     finished.add(index)
-                else:
-                    plans[index] = warmup_plan(rounds[index], plans.get(index))
-                    if plans[index].settle:
-                        drop_unsettled(record)
-                    why = stopping.done([median(r["fit_times"]) for r in rounds[index]])
-                    if why:
-                        finished.add(index)
-                        stops[index] = why
-                if progress:  # processes done, of those the suite still expects (an ended case: no more)
-                    progress.run_finished(sum(len(r) for r in rounds.values()),
-                                          sum(len(rounds[i]) if i in finished else total for i, _ in todo))
-                if record["status"] != Status.OK:
-                    yield index, pooled(index)
-                guard.check()  # a killed round: stop here, with what the suite has
-            going_on = len(todo) - len(finished)
-            if number == total or not going_on:
-                for index, _ in todo:  # every case that ran all its rounds, in the file's order
-                    if rounds[index] and rounds[index][-1]["status"] == Status.OK:
-                        yield index, pooled(index)
-                return
-            say(f"round {number}/{total} done in {time.perf_counter() - started:.0f} s; "
-                f"{going_on} cases go on to round {number + 1} (each is recorded after its last round)")
-    except Interrupted:  # the killed case is finished already; the last round's finished ones are not
-        for index, _ in todo:
-            done = rounds[index]
-            if index in stops and done[-1]["status"] == Status.OK:
+                    stops[index] = why
+            if progress:  # processes done, of those the suite still expects (an ended case: no more)
+                progress.run_finished(sum(len(r) for r in rounds.values()),
+                                      sum(len(rounds[i]) if i in finished else total for i, _ in todo))
+            if index in finished or number == total:  # no more processes: recorded now
                 yield index, pooled(index)
-        raise
+            guard.check()  # a killed round: stop here, with what the suite has
+        going_on = len(todo) - len(finished)
+        if number == total or not going_on:
+            return
+        say(f"round {number}/{total} done in {time.perf_counter() - started:.0f} s; "
+            f"{going_on} cases go on to round {number + 1} (each is recorded once it has all its processes)")
 
 
 def stopping_rule(experiment: Experiment) -> Stopping:
@@ -440,9 +433,11 @@ def _spread_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment
 
 
 def _baselines_first(cases: list[Case], outcomes: Outcomes, held: dict[tuple, list]) -> Outcomes:
-    """The outcomes, each case after its group's baseline (which a spread suite may finish later).
+    """The outcomes, each case that ran fine after its group's baseline, which it is compared
+    with (a spread suite, or a suite of several rounds, may finish the baseline later).
 
-    A case whose baseline is still running waits in `held`; a run here is already in order.
+    Such a case waits in `held` until the baseline comes; one that did not run (skipped, failed)
+    has nothing to compare and goes on at once.
     """
     pending = {case.group for case in cases if case.is_baseline}
     for index, record in outcomes:
@@ -451,7 +446,7 @@ def _baselines_first(cases: list[Case], outcomes: Outcomes, held: dict[tuple, li
             pending.discard(case.group)
             yield index, record
             yield from held.pop(case.group, [])
-        elif case.group in pending:
+        elif case.group in pending and record["status"] == Status.OK:
             held.setdefault(case.group, []).append((index, record))
         else:
             yield index, record

@@ -115,7 +115,7 @@ def load_suite(client: Any, parent: Any) -> StoredSuite:
     children = _runs(client, [parent.info.experiment_id],
                        f"tags.`mlflow.parentRunId` = '{parent.info.run_id}' and {CASE_FILTER}")
     cases = []
-    for run in sorted(children, key=lambda r: (r.info.start_time or 0, r.info.run_id)):
+    for run in sorted(children, key=_in_the_file_s_order):
         stored = plain_run(run)
         if stored.tags.get("case_status") == Status.OK:
             for key in HISTORIES:
@@ -125,6 +125,13 @@ def load_suite(client: Any, parent: Any) -> StoredSuite:
         cases.append(stored)
     experiment = client.get_experiment(parent.info.experiment_id)
     return StoredSuite(run=plain_run(parent), experiment_name=experiment.name, cases=cases)
+
+
+def _in_the_file_s_order(run: Any) -> tuple[int, int, str]:
+    """A case run's place: its case number in the experiment (runs are written as their cases
+    end, in no fixed order), then when it was written (runs logged before the number was)."""
+    number = run.data.params.get("case_number", "0")
+    return int(number) if number.isdigit() else 0, run.info.start_time or 0, run.info.run_id
 
 
 def plain_run(run: Any) -> StoredRun:

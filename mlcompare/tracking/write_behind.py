@@ -9,7 +9,11 @@ which the suite uses to keep writes and the timed calls of a case apart (see
 A run put in the queue is held until `release` (the suite calls it once the next case has
 started, holding its turn) or `drain`: released at once, it would take the turn from the
 next case and be written before that case starts. Held, it is written while the next
-case scores its predictions and exits, once its timed calls are over.
+case scores its predictions and exits, once its timed calls are over. The suite releases
+one write a case (`release(1)`): that gap fits about one run's write, and a case started
+behind a queue of them could wait for all of them (nothing makes the writer let a waiting
+case in between two writes), so a backlog (the skipped cases' runs, known at once) is
+spread over the cases that follow.
 
 Nothing queued is lost when the suite stops: `drain` waits until every queued write is
 done (the suite drains before it reads the store back, before it closes the parent run,
@@ -52,10 +56,11 @@ class WriteBehind:
                 return
         self._queue.put(write)
 
-    def release(self) -> None:
-        """Let the thread write what is held."""
+    def release(self, count: int | None = None) -> None:
+        """Let the thread write what is held: the `count` oldest writes, or all of them."""
         with self._lock:
-            held, self._held = self._held, []
+            cut = len(self._held) if count is None else count
+            held, self._held = self._held[:cut], self._held[cut:]
         for write in held:
             self._queue.put(write)
 

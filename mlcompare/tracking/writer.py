@@ -178,10 +178,10 @@ class Recorder:
         else:
             quietly()
 
-    def release_queued(self) -> None:
-        """Let the writer thread write the runs queued so far."""
+    def release_queued(self, count: int | None = None) -> None:
+        """Let the writer thread write the `count` oldest runs queued so far (None: all)."""
         if self._behind is not None:
-            self._behind.release()
+            self._behind.release(count)
 
     def drain(self) -> None:
         """Wait until every queued run is written (raises the error of one that could not be)."""

@@ -105,7 +105,7 @@ def test_an_implementation_skipped_in_every_case_is_one_terminal_line(suite_stor
     (xgb,) = [line for line in lines if line.startswith("xgboost_gpu: ")]
     assert cuml.startswith("cuml: skipped in all 3 of its cases (") and "no CUDA device" in cuml
     assert xgb.startswith("xgboost_gpu: skipped in its one case (") and "no CUDA device" in xgb
-    first_case = next(i for i, line in enumerate(lines) if line.startswith("[1/9]"))
+    first_case = next(i for i, line in enumerate(lines) if line.startswith("["))  # a skip is counted, not said
     assert lines.index(cuml) < first_case and lines.index(xgb) < first_case
     assert not [line for line in lines if line.startswith("[") and "skipped (" in line]
     assert len([line for line in lines if line.startswith("[")]) == 5  # the five that ran

@@ -15,6 +15,7 @@ from conftest import faults_experiment, start_cli, store_runs, write
 
 from mlcompare.config.experiment import load_experiment
 from mlcompare.suite import runner
+from mlcompare.tracking.write_behind import WriteBehind
 from mlcompare.tracking.writer import Recorder
 
 
@@ -97,6 +98,64 @@ def test_an_error_in_the_suite_writes_what_was_queued_first(workdir, faults_here
     children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
     assert [p.info.status for p in parent] == ["FAILED"]
     assert len(children) == 4 and {r.info.status for r in children} == {"FINISHED"}
+
+
+ROUNDS_WITH_A_FAILURE = """\
+    name: rounds
+    repeats: 1
+    rounds: 3
+    precision: 0
+    datasets: [{generator: regression, n_samples: [300, 400], n_features: 3}]
+    pairings: [faults]
+    implementations: [sklearn, probe, exits]
+"""
+
+
+def test_a_suite_of_rounds_writes_each_run_as_its_case_ends_and_the_report_keeps_the_file_s_order(
+        workdir, faults_here, monkeypatch):
+    """Three rounds: the case that fails is written in round 1, not after the last round behind
+    its group's baseline; every run is written outside the timed fits; the store lists the runs
+    as they were written, the suite read back lists them by case number, as the file does."""
+    writes = _slow_writes(monkeypatch, 0.0)
+    experiment = load_experiment(write(workdir / "rounds.yaml", ROUNDS_WITH_A_FAILURE))
+    recorder = Recorder("rounds")
+    outcome = runner.run_suite(experiment, recorder, say=lambda line: None)
+    assert outcome.count("ok") == 4 and outcome.count("failed") == 2
+    fits = _probe_fits(workdir)
+    assert len({pid for pid, _, _ in fits}) == 6  # two probe cases, three processes each
+    for name, start, end in writes:
+        assert not [fit for fit in fits if fit[1] < end and start < fit[2]], f"{name} was written during a fit"
+    last_round_starts = sorted(start for _, start, _ in fits)[-2]  # the probes' processes: 2 of 6 are round 3's
+    failed = [start for name, start, _ in writes if "· exits ·" in name]
+    assert len(failed) == 2 and max(failed) < last_round_starts
+    in_the_file = [case.name for case in experiment.cases()]
+    stored = recorder.load_suite()
+    assert [case.name for case in stored.cases] == in_the_file
+    assert [case.params["case_number"] for case in stored.cases] == [str(n) for n in range(1, 7)]
+    written = [r.info.run_name for r in store_runs("rounds") if "mlflow.parentRunId" in r.data.tags]
+    assert sorted(written) == sorted(in_the_file) and written != in_the_file
+
+
+def test_a_release_lets_the_oldest_held_writes_go_and_a_drain_the_rest():
+    """`release(1)`, once a case has started: one held write, the oldest; the others wait for
+    the next release, or the drain."""
+    behind = WriteBehind(hold=True)
+    done: list[int] = []
+    try:
+        for number in range(3):
+            behind.put(lambda number=number: done.append(number))
+        time.sleep(0.2)
+        assert done == []  # held
+        behind.release(1)
+        deadline = time.monotonic() + 10
+        while not done and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)  # time enough for a second write, were one released
+        assert done == [0]
+        behind.drain()
+        assert done == [0, 1, 2]
+    finally:
+        behind.stop()
 
 
 STALLED = """\
