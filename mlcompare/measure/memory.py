@@ -12,7 +12,9 @@ what the file-backed part of it grew by (`RssFile`): the pages of library code a
 the fit touched for the first time are the libraries', not the fit's, and a process forked
 from a warm one touches many more of them than a fresh one (its parent's page tables for
 them are not copied: measured for KMeans 20k×10, 6.0 MB forked against 2.9 MB fresh,
-before this correction). No thread samples anything while the timed cold fit runs, and no
+before this correction). The pages touched after the peak are left out as well, so the
+figure can be a little short of the fit's own peak, more so forked (LinearRegression 30k×32:
+7.75 MB forked against 8.25 MB fresh). No thread samples anything while the timed cold fit runs, and no
 allocation is missed between samples. Where the reset is not allowed (not Linux, a
 restricted /proc), a sampling thread does it instead (`method` says which), sampling the
 anonymous and shared memory only: it can miss short peaks and takes a little CPU from the

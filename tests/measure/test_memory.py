@@ -126,12 +126,19 @@ def _cold_fit_mb(workdir, pairing: str, dataset: DatasetSpec, forked: bool) -> f
 
 def test_a_forked_and_a_fresh_process_give_the_same_cold_fit_memory(workdir):
     """The library pages a forked child touches for the first time are not the fit's memory:
-    KMeans 20k×10 read 8.55 MB forked against 3.9 MB fresh when they were counted."""
+    KMeans 20k×10 read 8.55 MB forked against 3.9 MB fresh when they were counted.
+
+    Leaving them out subtracts those touched after the peak too, and a forked child touches
+    more: LinearRegression 30k×32 reads 6-10 % lower forked (7.75 against 8.25 MB here,
+    6.78 against 7.57 on CI's machine), which docs/measurement.md states. So the forked
+    figure may not be above the fresh one by more than the noise, and not below it by more
+    than that bias."""
     for pairing, dataset in (("kmeans", DatasetSpec("blobs", 20_000, 10)),
                              ("linear_regression", DatasetSpec("regression", 40_000, 32))):
         fresh = _cold_fit_mb(workdir, pairing, dataset, forked=False)
         forked = _cold_fit_mb(workdir, pairing, dataset, forked=True)
-        assert abs(forked - fresh) <= max(0.5, 0.1 * fresh), (pairing, fresh, forked)
+        assert forked - fresh <= max(0.5, 0.1 * fresh), (pairing, fresh, forked)
+        assert fresh - forked <= max(0.5, 0.2 * fresh), (pairing, fresh, forked)
 
 
 def test_the_process_peak_is_kept_across_the_reset_before_the_cold_fit(workdir):
