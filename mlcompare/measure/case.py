@@ -135,7 +135,7 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
     calibrate_until = first_ended + timing.SETTLE_S if spec.get("fit_calibrate") else None
     with metering:
         fits = timing.repeat(fitter(data), sync, repeats, fit_min_s, first=None if warm_up_fit else (first_model, cold),
-                             calibrate_until=calibrate_until)
+                             calibrate_until=calibrate_until, first_call_s=cold)
     model, fit_times = fits.result, fits.times
     ran_on = verify_device(model, spec, gpu_mb) if not accelerated else ""
     # 3b. the same fits given host (numpy) arrays: what a user calling fit(X) pays on a GPU,

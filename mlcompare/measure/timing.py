@@ -47,9 +47,24 @@ VALUES_OVER_FIXED = 1.5
 #: (`settle`); a case's first process times values past it to see whether that is needed
 #: (`repeat(calibrate_until=...)`, `suite.plan`).
 SETTLE_S = 0.15
-#: Values past SETTLE_S are only taken to calibrate while one lasts less than this: a longer fit
-#: would pay a whole value for it, and hides a 0.1 s after-effect in its own length.
+#: Values past SETTLE_S are taken to calibrate, until they alone are a process's worth, while one
+#: lasts less than this: the window then holds a few values, each a small part of a process's figure.
 CALIBRATE_BELOW_S = 0.25
+#: A longer call, up to this, still calibrates, by count: one value starts in the window (the
+#: first after the first fit) and LONG_CALIBRATION_VALUES after it. Such a process's figure is one
+#: or two values, so a second fit that pays for what the first left (scikit-learn's
+#: LinearRegression on 375k×64: the heap grown anew after the first fit's large frees raised
+#: glibc's mmap threshold, 7-17 % slower than the third) would be the figure. Longer calls would
+#: pay seconds for it in the first process and are left alone.
+CALIBRATE_LONG_BELOW_S = 1.0
+LONG_CALIBRATION_VALUES = 2
+#: A first call within this fraction of the next calls' median is no warm-up: it is a value.
+#: Above it the first call differs (JIT, caches, thread pools, first-touch pages) and every
+#: process spends it apart (`suite.plan`). An undetected difference below it biases a one-value
+#: process by at most this much, less than the processes of this machine differ between
+#: themselves. A long call's second fit is checked (above) only in a process whose first call
+#: differed so: what makes a second fit slow is what the first one left.
+WARMUP_TOLERANCE = 0.03
 
 
 def values_time_s(min_time_s: float, around_s: float) -> float:
@@ -126,7 +141,7 @@ def timed_loop(fn: Callable[[], Any], on_gpu: bool, loops: int) -> tuple[Any, fl
 
 def repeat(fn: Callable[[], Any], on_gpu: bool, repeats: int, min_time_s: float = 0.0,
            loops: int | None = None, first: tuple[Any, float] | None = None,
-           calibrate_until: float | None = None) -> Repeated:
+           calibrate_until: float | None = None, first_call_s: float | None = None) -> Repeated:
     """At least `repeats` values, more until the calls add up to `min_time_s`.
 
     A value is one call's seconds, or, where a call is shorter than SHORT_CALL_S, the mean
@@ -142,8 +157,11 @@ def repeat(fn: Callable[[], Any], on_gpu: bool, repeats: int, min_time_s: float 
 
     `calibrate_until` (a `time.perf_counter` moment): values go on until those that started
     after it alone meet the rule above (`repeats`, `min_time_s`), while a value lasts less than
-    CALIBRATE_BELOW_S: `suite.plan` compares those before and after, and where it then drops the
-    earlier ones (`drop_unsettled`) the process still gives what any other gives.
+    CALIBRATE_BELOW_S, and, while it lasts less than CALIBRATE_LONG_BELOW_S and the process's
+    first call (`first_call_s`, apart from these values) was slower than the first of them by
+    more than WARMUP_TOLERANCE, until at least LONG_CALIBRATION_VALUES started after it:
+    `suite.plan` compares those before and after, and where it then drops the earlier ones
+    (`drop_unsettled`) the process still gives what any other gives.
     """
     times: list[float] = []
     starts: list[float] = []
@@ -167,9 +185,13 @@ def repeat(fn: Callable[[], Any], on_gpu: bool, repeats: int, min_time_s: float 
         return len(values) < repeats or (sum(values) * loops < min_time_s and len(values) < MAX_REPEATS)
 
     def calibrating() -> bool:
-        if calibrate_until is None or not times or times[-1] * loops >= CALIBRATE_BELOW_S:
+        if calibrate_until is None or not times or times[-1] * loops >= CALIBRATE_LONG_BELOW_S:
             return False
-        return short_of([value for value, start in zip(times, starts) if start >= calibrate_until])
+        late = [value for value, start in zip(times, starts) if start >= calibrate_until]
+        if times[-1] * loops < CALIBRATE_BELOW_S:
+            return short_of(late)
+        first_differed = first_call_s is not None and first_call_s > (1 + WARMUP_TOLERANCE) * times[0] * loops
+        return first_differed and (short_of(late) or len(late) < LONG_CALIBRATION_VALUES)
 
     while short_of(times) or calibrating():
         starts.append(time.perf_counter())

@@ -353,7 +353,7 @@ def _local_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment:
                 finished.add(index)
             else:
                 plans[index] = warmup_plan(rounds[index], plans.get(index))
-                if plans[index].settle:
+                if plans[index].warms_through:
                     drop_unsettled(record)
                 why = stopping.done([median(r["fit_times"]) for r in rounds[index]])
                 if why:

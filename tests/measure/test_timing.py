@@ -6,7 +6,14 @@ import gc
 import time
 
 from mlcompare.measure.threads import cgroup_cpu_limit, default_threads
-from mlcompare.measure.timing import CALIBRATE_BELOW_S, repeat, settle, timed
+from mlcompare.measure.timing import (
+    CALIBRATE_BELOW_S,
+    CALIBRATE_LONG_BELOW_S,
+    LONG_CALIBRATION_VALUES,
+    repeat,
+    settle,
+    timed,
+)
 
 
 def test_garbage_collection_is_off_inside_every_timed_call_and_back_on_after():
@@ -65,7 +72,9 @@ def test_one_slow_first_call_of_a_fast_function_does_not_have_it_timed_alone():
 def test_calibrating_values_go_on_until_those_past_the_moment_asked_are_a_process_s_worth():
     """`calibrate_until`: values continue past `repeats` until those that start after it alone
     give `repeats` values adding up to `min_time_s` (what is left where the plan drops the
-    earlier ones; each value's start recorded), but not for a call lasting CALIBRATE_BELOW_S or more."""
+    earlier ones; each value's start recorded); a call lasting CALIBRATE_BELOW_S or more, after a
+    first call slower than it by more than WARMUP_TOLERANCE, until LONG_CALIBRATION_VALUES started
+    after it, and one lasting CALIBRATE_LONG_BELOW_S or more not at all."""
     until = time.perf_counter() + 0.1
     fits = repeat(lambda: time.sleep(0.02), False, repeats=1, loops=1, calibrate_until=until)
     assert len(fits.starts) == len(fits.times) >= 4
@@ -78,9 +87,21 @@ def test_calibrating_values_go_on_until_those_past_the_moment_asked_are_a_proces
     fits = repeat(lambda: time.sleep(0.02), False, repeats=2, min_time_s=0.15, loops=1, calibrate_until=until)
     late = [value for value, start in zip(fits.times, fits.starts) if start >= until]
     assert sum(late) >= 0.15 and sum(late[:-1]) < 0.15
-    long = repeat(lambda: time.sleep(CALIBRATE_BELOW_S), False, repeats=1, loops=1,
-                  calibrate_until=time.perf_counter() + 10)
-    assert len(long.times) == 1
+    # a call of CALIBRATE_BELOW_S or more, after a first call that differed, calibrates by count:
+    # LONG_CALIBRATION_VALUES past the moment
+    until = time.perf_counter() + 0.1
+    long = repeat(lambda: time.sleep(CALIBRATE_BELOW_S), False, repeats=1, loops=1, calibrate_until=until,
+                  first_call_s=2 * CALIBRATE_BELOW_S)
+    assert [start >= until for start in long.starts] == [False] + [True] * LONG_CALIBRATION_VALUES
+    # after a first call like the values (or none given), not at all
+    for first_call_s in (CALIBRATE_BELOW_S, None):
+        alike = repeat(lambda: time.sleep(CALIBRATE_BELOW_S), False, repeats=1, loops=1,
+                       calibrate_until=time.perf_counter() + 0.1, first_call_s=first_call_s)
+        assert len(alike.times) == 1
+    # and one of CALIBRATE_LONG_BELOW_S or more not at all
+    longer = repeat(lambda: time.sleep(CALIBRATE_LONG_BELOW_S), False, repeats=1, loops=1,
+                    calibrate_until=time.perf_counter() + 10, first_call_s=10.0)
+    assert len(longer.times) == 1
 
 
 def test_settling_warms_up_until_the_window_after_the_first_call_is_over():

@@ -10,7 +10,14 @@ import pytest
 from conftest import faults_experiment, run_cli, store_runs
 
 from mlcompare.measure.timing import SETTLE_S
-from mlcompare.suite.plan import SETTLE_TOLERANCE, WARMUP_TOLERANCE, Overheads, drop_unsettled, warmup_plan
+from mlcompare.suite.plan import (
+    SECOND_FIT_TOLERANCE,
+    SETTLE_TOLERANCE,
+    WARMUP_TOLERANCE,
+    Overheads,
+    drop_unsettled,
+    warmup_plan,
+)
 
 
 def _process(fit_cold, fit_values, predict_cold=0.05, predict_values=(0.010, 0.011), fit_loops=1, warmups=1):
@@ -69,6 +76,33 @@ def test_values_slowed_after_the_first_fit_make_the_next_processes_warm_up_throu
     assert not long.settle and not long.calibrate and "calls too long to tell" in long.note
     # a first process that did not calibrate (it failed, say) leaves the question open
     assert warmup_plan([_process(0.5, [0.5, 0.5])]).calibrate
+
+
+def test_a_slow_second_fit_of_a_long_call_is_warmed_through_while_the_first_fit_is_kept_apart():
+    """Where a call lasts CALIBRATE_BELOW_S or more, a process's figure is one value or two, and the
+    value in the window after the first fit is the second fit: 1.10× the later ones is a warm-up
+    (SECOND_FIT_TOLERANCE, not the SETTLE_TOLERANCE that lets a few short values pass), but only
+    while the first fit is kept apart too: one that became a value left nothing to pay for."""
+    second_slow = [_calibrated([0.33, 0.30, 0.30], [0.0, 0.33, 0.63])]
+    second_slow[0]["metrics"]["fit_cold_time_s"] = 0.6  # the first fit 2× the values: kept apart
+    plan = warmup_plan(second_slow)
+    assert plan.fit and plan.settle_second and not plan.settle and plan.warms_through
+    assert plan.spec()["fit_settle_s"] == SETTLE_S
+    assert (f"1.10× the later ones (> {1 + SECOND_FIT_TOLERANCE:.2f}, the second fit of a long call): "
+            "a warm-up through it while the first fit is one, from process 2 on") in plan.note
+    # the next processes' first fits are like their values: the first fit's warm-up is dropped,
+    # and the second's with it
+    alike = [_process(0.30, [0.30], warmups=2) for _ in range(4)]
+    later = warmup_plan(second_slow + alike, plan)
+    assert not later.fit and later.settle_second and not later.warms_through
+    assert later.spec() == {"fit_warmup": False, "predict_warmup": True, "fit_settle_s": 0.0, "fit_calibrate": False}
+    assert "the second fit's warm-up dropped with the first's from process 6 on" in later.note
+    assert "the second fit's warm-up dropped" in warmup_plan(second_slow + alike + alike[:1], later).note
+    steady = warmup_plan([_calibrated([0.312, 0.30, 0.30], [0.0, 0.31, 0.61])])
+    assert not steady.warms_through and f"1.04× the later ones (≤ {1 + SECOND_FIT_TOLERANCE:.2f})" in steady.note
+    # 1.10 over short values, a few of many in a process, passes
+    short = warmup_plan([_calibrated([0.011, 0.011, 0.01, 0.01, 0.01], [0.0, 0.05, 0.16, 0.17, 0.18])])
+    assert not short.warms_through and f"(≤ {1 + SETTLE_TOLERANCE:.2f})" in short.note
 
 
 def test_the_first_processs_values_in_the_window_become_warm_ups_once_it_is_found_to_matter():
@@ -138,6 +172,28 @@ def test_a_slow_first_fit_keeps_its_warm_up_and_a_steady_one_is_the_first_value(
     for run in (steady, slow, after):
         assert run.data.tags["rounds_stop"].startswith("3 processes")
         assert run.data.metrics["reported_time_s"] < run.data.metrics["model_time_s"]
+
+
+def test_a_long_fit_whose_second_call_is_slow_reports_the_later_calls(workdir, faults):
+    """Real fits in real processes: `second_slow`'s fits last 0.45 s, then 0.36 s, then 0.3 s.
+    Each process keeps its first fit apart (1.5× the next); with one value a process after it,
+    every process gave the 0.36 s second fit. The first process now takes two values past the
+    first fit's window, finds the second fit slower, and the next ones warm up through it."""
+    path = faults_experiment(workdir, ["second_slow"], sizes=[300])
+    path.write_text(path.read_text().replace("rounds: 1", "rounds: 3"))
+    result = run_cli("run", str(path), "--quiet", cwd=workdir, env=faults)
+    assert result.returncode == 0, result.stderr
+    (run,) = [r for r in store_runs("faults") if "mlflow.parentRunId" in r.data.tags]
+    plan = run.data.tags["warmup_plan"]
+    assert "a warm-up in every process" in plan.split(";")[0]
+    assert f"(> {1 + SECOND_FIT_TOLERANCE:.2f}, the second fit of a long call): a warm-up through it " \
+        "while the first fit is one, from process 2 on" in plan
+    assert run.data.metrics["fit_processes"] == 3
+    assert run.data.metrics["fit_time_s"] == pytest.approx(0.3, rel=0.1)
+    assert run.data.metrics["fit_cold_time_s"] == pytest.approx(0.45, rel=0.1)
+    assert run.data.metrics["fit_warmups"] == 2  # the first fit and the second
+    fits = Counter(line.split()[0] for line in (workdir / "faults" / "fits").read_text().splitlines())
+    assert fits["second_slow"] == run.data.metrics["fit_repeats"] + 3 * 2
 
 
 def test_a_first_process_whose_window_values_are_dropped_still_gives_its_repeats(workdir, faults):
