@@ -52,7 +52,7 @@ SETTLE_TOLERANCE = 0.10
 SETTLE_FIRST_VALUES = 3
 #: The second fit of a long call (`timing.CALIBRATE_BELOW_S` or more) slower than the later ones by
 #: more than this: the next processes warm up through it. One value against the median of two
-#: differs by up to 4 % here where nothing slows the second fit (1.03-1.04× in three cases of
+#: differs by up to 4 % here where nothing slows the second fit (1.03 and 1.04× in two cases of
 #: quick.yaml, 0.84-1.02× in the rest); the slow second fit this is for read 1.07-1.17×.
 SECOND_FIT_TOLERANCE = 0.05
 #: A process's cost around its model calls before any was measured (fork, data read, scoring,
