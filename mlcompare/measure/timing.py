@@ -67,6 +67,12 @@ LONG_CALIBRATION_VALUES = 2
 WARMUP_TOLERANCE = 0.03
 
 
+def long_call(value_s: float, loops: float = 1) -> bool:
+    """Whether a value (a loop's mean where `loops` > 1) is a call of CALIBRATE_BELOW_S or more: its
+    process's figure is then one value or two, and the second fit is calibrated by count."""
+    return value_s * loops >= CALIBRATE_BELOW_S
+
+
 def values_time_s(min_time_s: float, around_s: float) -> float:
     """How long a process's fit values should add up to: the experiment's `min_time_s`, or
     VALUES_OVER_FIXED × the seconds the process spends around its model calls, whichever is longer."""
@@ -188,7 +194,7 @@ def repeat(fn: Callable[[], Any], on_gpu: bool, repeats: int, min_time_s: float 
         if calibrate_until is None or not times or times[-1] * loops >= CALIBRATE_LONG_BELOW_S:
             return False
         late = [value for value, start in zip(times, starts) if start >= calibrate_until]
-        if times[-1] * loops < CALIBRATE_BELOW_S:
+        if not long_call(times[-1], loops):
             return short_of(late)
         first_differed = first_call_s is not None and first_call_s > (1 + WARMUP_TOLERANCE) * times[0] * loops
         return first_differed and (short_of(late) or len(late) < LONG_CALIBRATION_VALUES)

@@ -40,7 +40,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from mlcompare.measure.timing import CALIBRATE_BELOW_S, SETTLE_S, WARMUP_TOLERANCE
+from mlcompare.measure.timing import SETTLE_S, WARMUP_TOLERANCE, long_call
 from mlcompare.records import CaseRecord
 
 #: Values in the window after the first call slower than the later ones by more than this:
@@ -172,7 +172,7 @@ def _long_calls(record: CaseRecord) -> bool:
     """Whether a calibrating process's fit values last CALIBRATE_BELOW_S or more: then a process's
     figure is one value or two, and the value in the window after the first fit is the second fit."""
     values = record.get("fit_times") or []
-    return bool(values) and values[0] * record["metrics"].get("fit_loops", 1) >= CALIBRATE_BELOW_S
+    return bool(values) and long_call(values[0], record["metrics"].get("fit_loops", 1))
 
 
 def drop_unsettled(record: CaseRecord) -> int:
