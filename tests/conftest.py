@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import http.server
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -25,6 +28,11 @@ _OUTER_RUN_VARS = ("MLFLOW_RUN_ID", "MLFLOW_EXPERIMENT_ID", "MLFLOW_EXPERIMENT_N
 # Every run a test writes, in this process or a child, holds only names `mlcompare.records` declares:
 # the writer refuses any other (a new metric must be added to the contract first).
 os.environ["MLCOMPARE_CHECK_NAMES"] = "1"
+# The user's cache (the migrated SQLite store every new store is copied from,
+# `mlcompare.tracking.store_template`): one for the whole session, not the developer's.
+_SESSION_CACHE = tempfile.mkdtemp(prefix="mlcompare-tests-cache-")
+os.environ["XDG_CACHE_HOME"] = _SESSION_CACHE
+atexit.register(shutil.rmtree, _SESSION_CACHE, ignore_errors=True)
 
 
 @pytest.fixture

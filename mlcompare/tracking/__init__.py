@@ -2,7 +2,8 @@
 
 `writer` records a suite and its cases (the parent run and one child run per case),
 `reader` reads suites back for the report, `client` is the retrying, paginating MLflow
-client both use, and `stored` holds the plain types a read suite is made of (no MLflow
-objects, so the report can use them without importing MLflow). Nothing outside this room
-imports mlflow, and nothing in `measure/` imports this room.
+client both use (a new SQLite store it copies from `store_template`'s migrated one), and
+`stored` holds the plain types a read suite is made of (no MLflow objects, so the report
+can use them without importing MLflow). Nothing outside this room imports mlflow, and
+nothing in `measure/` imports this room.
 """

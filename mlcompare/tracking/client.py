@@ -4,7 +4,8 @@ refusals made one line, secrets kept out of its errors.
 Several suites may write to one store at once. SQLite answers "database is locked" when
 another writer holds it for longer than its busy timeout: every call here is retried
 then. Creating a new SQLite store is serialised between processes on this machine, as two
-processes creating the same store's tables at once fail.
+processes creating the same store's tables at once fail; a new one starts as a copy of a
+migrated template where this machine has one (`store_template`).
 
 A tracking server that refuses the login (HTTP 401) or the permission (HTTP 403) makes the
 call raise `StoreRefused`, an input error: one line naming the server, what it refused and
@@ -20,6 +21,7 @@ import os
 import random
 import time
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
 import mlflow
@@ -28,6 +30,7 @@ from mlflow.tracking import MlflowClient
 
 from mlcompare.errors import InputError
 from mlcompare.redaction import redact
+from mlcompare.tracking import store_template
 
 _LOCKED = ("database is locked", "database table is locked")
 _RETRY_FOR_S = 300.0
@@ -172,10 +175,39 @@ def open_client(tracking_uri: str | None = None) -> Any:
     os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"
     with _store_creation_lock(uri):
         try:
-            return _Client(_retrying(MlflowClient, uri), uri)
+            return _Client(_made(uri), uri)
         except Exception as exc:  # noqa: BLE001 - a database store's error may name its URI
             scrub(exc)
             raise
+
+
+def _made(uri: str) -> MlflowClient:
+    """MLflow's client of the store; a new SQLite store copied from the template where there is
+    one, and kept as the template where there is none (`store_template`)."""
+    new = store_template.new_store_path(uri)
+    if new is not None and store_template.seed(new):
+        try:
+            return _retrying(MlflowClient, uri)
+        except Exception:  # noqa: BLE001 - a template MLflow will not open: it makes the store itself
+            _forget_engine(new)
+            store_template.discard(new)
+    client = _retrying(MlflowClient, uri)
+    if new is not None:
+        store_template.keep(new)
+    return client
+
+
+def _forget_engine(path: Path) -> None:
+    """Close the connections MLflow keeps to the SQLite file at `path` (its engines are cached
+    per URI): a store made again at that path must not reach the removed file through them."""
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+    engines = getattr(SqlAlchemyStore, "_engine_map", {})
+    for uri, engine in list(engines.items()):
+        database = getattr(engine.url, "database", None)
+        if database and os.path.abspath(database) == os.path.abspath(path):
+            engines.pop(uri, None)
+            engine.dispose()
 
 
 def paginate(search: Callable[..., Any], *args: Any, **kwargs: Any) -> list[Any]:
