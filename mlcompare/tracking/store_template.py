@@ -21,7 +21,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
-from contextlib import closing
+from contextlib import closing, suppress
 from pathlib import Path
 
 #: What decides the schema MLflow migrates a SQLite store to: one template per combination.
@@ -38,25 +38,30 @@ def new_store_path(tracking_uri: str) -> Path | None:
     return path
 
 
-def template_path() -> Path:
-    """Where the template of this MLflow, SQLAlchemy, Alembic and SQLite lies: the user's cache."""
-    from importlib.metadata import version
+def template_path() -> Path | None:
+    """Where the template of this MLflow, SQLAlchemy, Alembic and SQLite lies, in the user's
+    cache; None where a version or the cache cannot be told."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    stamp = "-".join(f"{name}{version(name)}" for name in _VERSIONED)
-    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(cache) / "mlcompare" / "store-templates" / f"{stamp}-sqlite{sqlite3.sqlite_version}.db"
+    try:
+        stamp = "-".join(f"{name}{version(name)}" for name in _VERSIONED)
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    except (PackageNotFoundError, RuntimeError):  # RuntimeError: no home directory
+        return None
+    return cache / "mlcompare" / "store-templates" / f"{stamp}-sqlite{sqlite3.sqlite_version}.db"
 
 
 def seed(path: Path) -> bool:
     """Copy the template to `path` (a store about to be made); False where there is none."""
     template = template_path()
-    if not template.is_file():
+    if template is None or not template.is_file():
         return False
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(template, path)
-    except OSError:
-        discard(path)
+    except OSError:  # the store's folder, not the template: that stays
+        with suppress(OSError):
+            path.unlink(missing_ok=True)
         return False
     return True
 
@@ -64,17 +69,16 @@ def seed(path: Path) -> bool:
 def discard(path: Path) -> None:
     """Remove a seeded store that MLflow would not open, and the template it came from."""
     for stale in (path, template_path()):
-        try:
-            stale.unlink()
-        except OSError:
-            pass
+        if stale is not None:
+            with suppress(OSError):
+                stale.unlink()
 
 
 def keep(path: Path) -> None:
     """Keep the store MLflow has just made at `path` as the template, without its default
     experiment; nothing when it holds anything else (another process wrote to it already)."""
     template = template_path()
-    if template.exists():
+    if template is None or template.exists():
         return
     try:
         template.parent.mkdir(parents=True, exist_ok=True)
