@@ -27,6 +27,7 @@ from typing import Any, cast
 import numpy as np
 
 from mlcompare.data import synthetic
+from mlcompare.data.paths import user_cache_dir
 from mlcompare.data.tables import TableSource
 from mlcompare.errors import InputError
 
@@ -124,8 +125,7 @@ def data_dir() -> Path:
     env = os.environ.get("MLCOMPARE_DATA_DIR")
     if env:
         return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "mlcompare" / "datasets"
+    return user_cache_dir() / "datasets"
 
 
 def produce(spec: DatasetSpec, root: Path) -> tuple[np.ndarray, np.ndarray]:

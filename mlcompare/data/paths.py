@@ -1,4 +1,5 @@
-"""Names from dataset cards that become paths: each must stay inside the dataset cache.
+"""Where mlcompare's cache lies, and names from dataset cards that become paths: each must stay
+inside the dataset cache.
 
 A card is data, often written by someone else. The name it gives its download and the
 archive member it reads are checked twice: while the card is validated (one line naming the
@@ -8,7 +9,14 @@ cache whatever called the code.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+
+def user_cache_dir() -> Path:
+    """mlcompare's folder in the user's cache: `$XDG_CACHE_HOME/mlcompare`, else `~/.cache/mlcompare`
+    (the dataset cache's default home, and the SQLite store template's)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mlcompare"
 
 
 def file_name_problem(name: str) -> str | None:

@@ -24,6 +24,8 @@ import tempfile
 from contextlib import closing, suppress
 from pathlib import Path
 
+from mlcompare.data.paths import user_cache_dir
+
 #: What decides the schema MLflow migrates a SQLite store to: one template per combination.
 _VERSIONED = ("mlflow", "sqlalchemy", "alembic")
 
@@ -45,10 +47,10 @@ def template_path() -> Path | None:
 
     try:
         stamp = "-".join(f"{name}{version(name)}" for name in _VERSIONED)
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        cache = user_cache_dir()
     except (PackageNotFoundError, RuntimeError):  # RuntimeError: no home directory
         return None
-    return cache / "mlcompare" / "store-templates" / f"{stamp}-sqlite{sqlite3.sqlite_version}.db"
+    return cache / "store-templates" / f"{stamp}-sqlite{sqlite3.sqlite_version}.db"
 
 
 def seed(path: Path) -> bool:
