@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from mlcompare.report.suite_comparison import SuiteComparison
 
 EXIT_GATE = 1
+#: --min-change's default: `report.suite_comparison.table.MIN_CHANGE` (not imported here: every
+#: command's start would pay for pandas), held equal by tests/cli/test_compare_gates.py.
+MIN_CHANGE = 1.05
 
 
 def ratio_at_least_one(text: str) -> float:
@@ -30,6 +33,15 @@ def ratio_at_least_one(text: str) -> float:
     value = _number(text, "a ratio")
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a ratio >= 1 (1.3 fails cases more than 30 % slower), got {text!r}")
+    return value
+
+
+def change_factor(text: str) -> float:
+    """--min-change: a factor >= 1 (1.05: call what is more than 5 % slower or faster; 1: any change)."""
+    value = _number(text, "a factor")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a factor >= 1 (1.05 calls changes of more than 5 %, "
+                                         f"1 any change), got {text!r}")
     return value
 
 
@@ -76,6 +88,10 @@ class Compare(Command):
         parser.add_argument("--output", metavar="PATH", help="write to this file instead of stdout")
         parser.add_argument("--confidence", type=confidence_level, default=0.95, metavar="LEVEL",
                             help="level of the intervals and verdicts (default: 0.95)")
+        parser.add_argument("--min-change", type=change_factor, default=MIN_CHANGE, metavar="FACTOR",
+                            help=f"the smallest change a verdict calls: B's time significantly more than FACTOR × "
+                                 f"A's (slower) or less than A's ÷ FACTOR (faster); 1 calls any change (default: "
+                                 f"{MIN_CHANGE:g}, the drift measured between identical suites on one machine)")
         parser.add_argument("--fail-slower", type=ratio_at_least_one, default=None, metavar="RATIO",
                             help="exit 1 when a shared case's fit or predict time in B is significantly more than "
                                  "RATIO × A's (one-sided test over the processes, every case one family), or it "
@@ -102,7 +118,7 @@ class Compare(Command):
         if a.run.run_id == b.run.run_id:
             raise InputError("B", None, f"A and B are the same suite ({a.run.run_id}); name two suites "
                                         f"(e.g. {args.b}~1 for the one before the latest)")
-        comparison = suite_comparison.compare_suites(a, b, args.confidence, args.fail_quality)
+        comparison = suite_comparison.compare_suites(a, b, args.confidence, args.fail_quality, args.min_change)
         if comparison.rows.empty:
             raise InputError("B", None, f"suites {a.run.run_id[:8]} and {b.run.run_id[:8]} have no case in common "
                                         f"({len(a.cases)} cases in A, {len(b.cases)} in B)")

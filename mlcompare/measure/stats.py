@@ -170,6 +170,17 @@ def rank_test(a: list[float], b: list[float], alternative: str = "two-sided") ->
     return min(1.0, 2 * min(greater, less))
 
 
+def change_test(b: list[float], a: list[float], factor: float = 1.0) -> tuple[float, bool]:
+    """The exact test of "B is within `factor` of A" (B's times at most `factor` × A's and at
+    least A's ÷ `factor`) against a change beyond it either way: (the two-sided p-value, whether
+    B lies on the slow side). Each side is `rank_test` of B's values moved to the band's edge;
+    where B's distribution is A's scaled by any factor inside the band, p ≤ α has a chance of
+    at most α. At `factor` 1 it is `rank_test`'s two-sided test of no change at all."""
+    slow = rank_test([t / factor for t in b], a, "greater")
+    fast = rank_test([t * factor for t in b], a, "less")
+    return min(1.0, 2 * min(slow, fast)), slow <= fast
+
+
 def smallest_p(m: int, n: int, alternative: str = "two-sided") -> float:
     """The smallest p-value `rank_test` can give with m and n processes (all of one side above the other)."""
     one = 1 / math.comb(m + n, m) if m and n else 1.0

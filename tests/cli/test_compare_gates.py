@@ -62,3 +62,22 @@ def test_the_quality_gate_names_a_case_whose_main_metric_is_missing(workdir):
     worse = _suite("quality", processes, quality={"accuracy": 0.8})
     code, _, err = main_here("compare", a, worse, "--fail-quality", "0.01")
     assert code == 1, err
+
+
+def test_min_change_is_the_smallest_change_a_verdict_calls(workdir):
+    """B 3 % slower in every process: under the default smallest change (5 %, what identical
+    suites drift apart by on one machine) it is "no change"; with --min-change 1 it is called."""
+    from mlcompare.cli.compare import MIN_CHANGE
+    from mlcompare.report.suite_comparison.table import MIN_CHANGE as TABLE_DEFAULT
+
+    assert MIN_CHANGE == TABLE_DEFAULT
+    processes = [1.0, 1.004, 0.997, 1.002, 0.999, 1.001]
+    a, b = _suite("drift", processes), _suite("drift", [t * 1.03 for t in processes])
+    code, out, _ = main_here("compare", a, b, "--format", "csv")
+    assert code == 0 and "no change" in out and "slower" not in out
+    code, out, _ = main_here("compare", a, b, "--format", "csv", "--min-change", "1")
+    assert code == 0 and ",slower," in out
+    code, out, _ = main_here("compare", a, b)
+    assert "0 calls in 1 timing test of a change beyond ×/÷ 1.05 (more than 5 %)" in out
+    code, _, err = main_here("compare", a, b, "--min-change", "0.9")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "--min-change" in err and "0.9" in err, err

@@ -20,7 +20,8 @@ _OTHER = "#7f7f7f"
 def comparison_plot(comparison: SuiteComparison, fail_slower: float | None = None) -> bytes:
     """A panel per timed quantity both suites measured (fit; predict when its processes were
     kept): a point per shared case at B/A, its interval as a bar, coloured by verdict;
-    the dashed line at 1 is 'as fast', the dotted one the --fail-slower ratio."""
+    the dashed line at 1 is 'as fast', the grey band the changes too small to call
+    (--min-change), the dotted line the --fail-slower ratio."""
     from matplotlib.figure import Figure
 
     rows = comparison.rows
@@ -33,7 +34,7 @@ def comparison_plot(comparison: SuiteComparison, fail_slower: float | None = Non
     if rows.empty or panels[0][1].empty:
         return _empty(fig, axes[0], "no shared case ran in both suites")
     for ax, (name, part) in zip(axes, panels):
-        _panel(ax, name, part, fail_slower)
+        _panel(ax, name, part, fail_slower, comparison.min_change)
     levels = rows[[f"{name}_level" for name, _, _ in TIMES]].stack().dropna()
     level = f"; bars: exact intervals, {levels.min() * 100:.3g} % or more" if not levels.empty else ""
     open_ = any(part[f"{name}_low"].isna().any() for name, part in panels)
@@ -43,7 +44,7 @@ def comparison_plot(comparison: SuiteComparison, fail_slower: float | None = Non
     return _png(fig)
 
 
-def _panel(ax, name: str, part: pd.DataFrame, fail_slower: float | None) -> None:
+def _panel(ax, name: str, part: pd.DataFrame, fail_slower: float | None, min_change: float) -> None:
     y = list(range(len(part)))[::-1]
     ratio = part[f"{name}_ratio"].to_numpy(dtype=float)
     low, high = part[f"{name}_low"].to_numpy(dtype=float), part[f"{name}_high"].to_numpy(dtype=float)
@@ -56,6 +57,8 @@ def _panel(ax, name: str, part: pd.DataFrame, fail_slower: float | None) -> None
             ax.plot([r], [yi], "o", color=colour, mfc="none")
         ax.annotate(f"{r:.3g}×", (r, yi), xytext=(4, 5), textcoords="offset points", fontsize=7)
     ax.axvline(1.0, color="black", lw=1, ls="--")
+    if min_change > 1:
+        ax.axvspan(1 / min_change, min_change, color=_OTHER, alpha=0.15, lw=0)
     if fail_slower:
         ax.axvline(fail_slower, color=_VERDICT_COLOURS[SLOWER], lw=1, ls=":")
     values = [v for v in [*ratio, *low[has], *high[has], 1.0, fail_slower or 1.0] if not math.isnan(v)]

@@ -29,16 +29,28 @@ def header_lines(comparison: SuiteComparison) -> list[str]:
     return lines
 
 
+def change_text(comparison: SuiteComparison) -> str:
+    """'a change of more than 5 %' (--min-change 1.05), or 'any change' (1)."""
+    factor = comparison.min_change
+    if factor <= 1:
+        return "any change"
+    return f"a change beyond ×/÷ {factor:.3g} (more than {(factor - 1) * 100:.3g} %)"
+
+
 def legend(comparison: SuiteComparison) -> str:
     rate = f"{comparison.false_call_rate * 100:.3g} %"
     return (f"B/A: B's median time over A's (> 1: B is slower), each the median of one summary per process (the "
             f"median of that process's repeats). Interval: the exact Mann–Whitney (Hodges–Lehmann) interval of "
             f"that factor over the processes of both runs, with the coverage it has and the processes it was taken "
-            f"over (B vs A). Verdict: the exact Mann–Whitney test of the processes, every test of this comparison "
-            f"adjusted together ({FAMILY_METHOD}): slower or faster where the adjusted p is at most {rate}, so "
-            f"that false calls are at most {rate} of the calls, and, when nothing changed, the chance of any call "
-            f"is at most {rate}; 'too few processes' where they can never reach it (3 against 3: p ≥ 0.1). "
-            f"Quality: the pairing's main metric, A → B, worse or better beyond the tolerance shown.")
+            f"over (B vs A). Verdict: the exact Mann–Whitney test of the processes for {change_text(comparison)} "
+            f"(--min-change {comparison.min_change:g}: identical suites minutes apart on one machine differ as "
+            f"wholes by a few per cent, which no interval over one suite's processes covers), every test of this "
+            f"comparison adjusted together ({FAMILY_METHOD}): slower or faster where the adjusted p is at most "
+            f"{rate}, so that false calls are at most {rate} of the calls, and, when nothing changed by more than "
+            f"that, the chance of any call is at most {rate}; 'no change' otherwise (every case whose "
+            f"interval reaches into that band among them); 'too few processes' where they can never reach it "
+            f"(3 against 3: p ≥ 0.1). Quality: the pairing's main metric, A → B, worse or better beyond the "
+            f"tolerance shown.")
 
 
 def cells(comparison: SuiteComparison) -> pd.DataFrame:
@@ -100,8 +112,9 @@ def summary_line(comparison: SuiteComparison) -> str:
     family = comparison.family()
     rate = f"{comparison.false_call_rate * 100:.3g} %"
     parts.append(f"{family['calls']} call{'s' if family['calls'] != 1 else ''} in {family['tests']} timing "
-                 f"test{'s' if family['tests'] != 1 else ''} ({FAMILY_METHOD} at {rate}: false calls at most "
-                 f"{rate} of the calls; with nothing changed, any call at all has a chance of at most {rate})"
+                 f"test{'s' if family['tests'] != 1 else ''} of {change_text(comparison)} ({FAMILY_METHOD} at "
+                 f"{rate}: false calls at most {rate} of the calls; with nothing changed by more than that, any "
+                 f"call at all has a chance of at most {rate})"
                  + (f", {family['undecided']} undecided (too few processes, or none kept)"
                     if family["undecided"] else ""))
     return (f"{len(rows)} shared case{'s' if len(rows) != 1 else ''}; " + "; ".join(parts) +

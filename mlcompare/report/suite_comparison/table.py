@@ -13,13 +13,17 @@ that factor from one summary per process of both runs (`measure.stats.ratio_inte
 speed-up's interval) and a verdict; the same for predict time; and the main quality
 metric of both, with a verdict against a tolerance.
 
-The verdicts are one family. Each timing test has its exact Mann–Whitney p-value over the
-processes (repeats inside one process are not independent draws of the next run), and the
-p-values of every test the comparison makes are adjusted together by Benjamini–Hochberg:
-a change is called where the adjusted p is at most 1 − the confidence. That keeps the
-expected share of false calls among the calls at most that much, and, when nothing
-changed at all (an A/A comparison), the chance of even one call. A test whose processes
-are too few to ever reach that p (three against three: 0.1) is "too few processes".
+The verdicts are one family. Each timing test is the exact Mann–Whitney test over the
+processes (repeats inside one process are not independent draws of the next run) of a change
+beyond the smallest one a verdict calls (`min_change`, a factor: 1.05 calls what is more than
+5 % slower or faster, significantly; 1 calls any change), and the p-values of every test the
+comparison makes are adjusted together by Benjamini–Hochberg: a change is called where the
+adjusted p is at most 1 − the confidence. That keeps the expected share of false calls among
+the calls at most that much, and, when nothing changed by more than `min_change` (an A/A
+comparison), the chance of even one call. Why a smallest change: two suites of the same code
+run minutes apart on one machine differ as wholes by a few per cent (bench/aa.py), which no
+interval over one suite's processes covers. A test whose processes are too few to ever reach
+that p (three against three: 0.1) is "too few processes".
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 import pandas as pd
 
 from mlcompare.data.cache import human_count
-from mlcompare.measure.stats import benjamini_hochberg, mann_whitney_u, rank_test, ratio_interval, smallest_p
+from mlcompare.measure.stats import benjamini_hochberg, change_test, rank_test, ratio_interval, smallest_p
 from mlcompare.measure.stopping import rule_levels
 from mlcompare.pairings.quality import DEFAULT_TOLERANCE, HIGHER_IS_BETTER, METRICS, quality_delta
 from mlcompare.records import Status
@@ -59,6 +63,10 @@ SUITE_TAG_PREFIXES = ("host.", "version.", "mlcompare.git_")
 FASTER, SLOWER, SAME, TOO_FEW, UNTESTED = "faster", "slower", "no change", "too few processes", "no processes kept"
 #: How the family of timing tests is controlled, as said in every output.
 FAMILY_METHOD = "Benjamini–Hochberg"
+#: The smallest change a verdict calls by default, as a factor (`mlcompare compare --min-change`):
+#: bench/aa.py measured identical suites a few minutes apart on one machine differing as wholes by
+#: up to 5 %, the machine's drift, not the code's; 1 calls any significant change.
+MIN_CHANGE = 1.05
 #: Quality verdicts.
 BETTER, WORSE, EQUAL = "better", "worse", "same"
 
@@ -69,7 +77,7 @@ COLUMNS = ("case", "pairing", "implementation", "dataset", "device", "a_run_id",
            "b_status", "status_verdict",
            *(f"{t}_{c}" for t, _, _ in TIMES for c in ("a_s", "b_s", "ratio", "low", "high", "level",
                                                       "a_processes", "b_processes", "p", "p_adjusted",
-                                                      "verdict")),
+                                                      "p_any_change", "verdict")),
            "main_metric", "quality_a", "quality_b", "quality_delta", "quality_tolerance", "quality_verdict")
 
 
@@ -86,6 +94,8 @@ class SuiteComparison:
     differences: list[str] = field(default_factory=list)
     case_differences: list[str] = field(default_factory=list)
     fail_slower: float | None = None  # the --fail-slower ratio, drawn on the plot
+    #: the smallest change a verdict calls, a factor (1.05: more than 5 % either way)
+    min_change: float = MIN_CHANGE
     #: per row of `rows`, per timed quantity: (A's, B's) per-process times, for the gates
     samples: list[dict[str, tuple[list[float], list[float]]]] = field(default_factory=list, repr=False)
     #: the speed-ups at equal quality both suites measured, 'case: A → B' (equal_quality runs)
@@ -108,8 +118,8 @@ class SuiteComparison:
 
     def relative_tests(self) -> list[tuple[str, str, float, float, bool]]:
         """Each timing test again with B's processes divided by the comparison's common shift
-        (`together`'s median B/A): (case, quantity, its B/A over the shift, the exact test's p,
-        whether B's processes rank above A's), unadjusted."""
+        (`together`'s median B/A): (case, quantity, its B/A over the shift, the exact test's p of
+        a move beyond `min_change` from the shift, whether on the slow side), unadjusted."""
         found = self.together()
         if found is None:
             return []
@@ -120,9 +130,8 @@ class SuiteComparison:
                 if row[f"{name}_verdict"] not in (FASTER, SLOWER, SAME) or i >= len(self.samples):
                     continue
                 a, b = self.samples[i][name]
-                moved = [t / shift for t in b]
-                tests.append((row["case"], name, row[f"{name}_ratio"] / shift, rank_test(moved, a),
-                              mann_whitney_u(moved, a) > len(a) * len(b) / 2))
+                p, slow = change_test([t / shift for t in b], a, self.min_change)
+                tests.append((row["case"], name, row[f"{name}_ratio"] / shift, p, slow))
         return tests
 
     def relative_calls(self) -> list[tuple[str, str, float, str]]:
@@ -147,15 +156,16 @@ class SuiteComparison:
 
 
 def compare_suites(a: StoredSuite, b: StoredSuite, confidence: float = 0.95,
-                   quality_tolerance: float | None = None) -> SuiteComparison:
+                   quality_tolerance: float | None = None, min_change: float = MIN_CHANGE) -> SuiteComparison:
     """Match the cases of A and B and compare each pair (B over A).
 
     `quality_tolerance`: how much worse B's main metric may be and still be "same"
     (absolute for scores, relative for losses, as `quality_delta`); default: each metric's
-    parity tolerance.
+    parity tolerance. `min_change`: the smallest change of a time a verdict calls, a factor
+    (module docstring).
     """
     pairs, only_a, only_b = match_cases(a.cases, b.cases)
-    rows = [_row(ra, rb, confidence, quality_tolerance) for ra, rb in pairs]
+    rows = [_row(ra, rb, confidence, quality_tolerance, min_change) for ra, rb in pairs]
     cap = min(_ratio_level_of_rule(a), _ratio_level_of_rule(b))  # cases stopped by a rule: its real level
     for row in rows:
         for name, _, _ in TIMES:
@@ -166,7 +176,8 @@ def compare_suites(a: StoredSuite, b: StoredSuite, confidence: float = 0.95,
     samples = [{name: (ra.history.get(history, []), rb.history.get(history, [])) for name, _, history in TIMES}
                for ra, rb in pairs]
     return SuiteComparison(a, b, confidence, frame, only_a, only_b, suite_differences(a, b),
-                           case_differences(pairs), samples=samples, equal_quality=equal_quality_changes(a, b))
+                           case_differences(pairs), samples=samples, equal_quality=equal_quality_changes(a, b),
+                           min_change=min_change)
 
 
 def equal_quality_changes(a: StoredSuite, b: StoredSuite) -> list[str]:
@@ -255,7 +266,8 @@ def _dataset_label(params: dict[str, str]) -> str:
 
 # -- one shared case ------------------------------------------------------------------------
 
-def _row(a: StoredRun, b: StoredRun, confidence: float, tolerance: float | None) -> dict[str, Any]:
+def _row(a: StoredRun, b: StoredRun, confidence: float, tolerance: float | None,
+         min_change: float) -> dict[str, Any]:
     status_a, status_b = _status(a), _status(b)
     row: dict[str, Any] = {
         "case": case_label(a), "pairing": a.params.get("pairing"),
@@ -267,7 +279,7 @@ def _row(a: StoredRun, b: StoredRun, confidence: float, tolerance: float | None)
     for name, metric, history in TIMES:
         row.update({f"{name}_{k}": v for k, v in timing(
             a.metrics.get(metric), b.metrics.get(metric), a.history.get(history, []),
-            b.history.get(history, []), confidence).items()} if both else {})
+            b.history.get(history, []), confidence, min_change).items()} if both else {})
     main = results.main_metric(a.params.get("pairing", ""), a.tags, a.metrics)
     row["main_metric"] = main
     if both and main and main in a.metrics and main in b.metrics:
@@ -276,13 +288,15 @@ def _row(a: StoredRun, b: StoredRun, confidence: float, tolerance: float | None)
 
 
 def timing(a_median: float | None, b_median: float | None, a_processes: list[float], b_processes: list[float],
-           confidence: float) -> dict[str, Any]:
-    """B's median over A's, the interval of the factor and the exact p-value of "no change",
-    both over one summary per process; the verdict is left to the family (`_judge_family`),
-    but where the processes are too few ("too few processes") or missing ("no processes kept")."""
+           confidence: float, min_change: float = MIN_CHANGE) -> dict[str, Any]:
+    """B's median over A's, the interval of the factor, the exact p-value of "no change beyond
+    `min_change`" (`p`, the verdict's) and of "no change at all" (`p_any_change`), all over one
+    summary per process; the verdict is left to the family (`_judge_family`), but where the
+    processes are too few ("too few processes") or missing ("no processes kept")."""
     out: dict[str, Any] = {"a_s": _num(a_median), "b_s": _num(b_median), "a_processes": len(a_processes),
                            "b_processes": len(b_processes), "ratio": math.nan, "low": math.nan, "high": math.nan,
-                           "level": math.nan, "p": math.nan, "p_adjusted": math.nan, "verdict": ""}
+                           "level": math.nan, "p": math.nan, "p_adjusted": math.nan, "p_any_change": math.nan,
+                           "verdict": ""}
     if not (out["a_s"] > 0 and out["b_s"] > 0):
         return out
     out["ratio"] = out["b_s"] / out["a_s"]
@@ -295,8 +309,8 @@ def timing(a_median: float | None, b_median: float | None, a_processes: list[flo
     if interval is None or smallest_p(len(b_processes), len(a_processes)) > 1 - confidence + 1e-12:
         out["verdict"] = TOO_FEW
         return out
-    out["p"] = rank_test(b_processes, a_processes)
-    out["u_above_half"] = mann_whitney_u(b_processes, a_processes) > len(a_processes) * len(b_processes) / 2
+    out["p"], out["slow_side"] = change_test(b_processes, a_processes, min_change)
+    out["p_any_change"] = rank_test(b_processes, a_processes)
     return out
 
 
@@ -311,8 +325,8 @@ def _judge_family(rows: list[dict[str, Any]], rate: float) -> None:
 
 
 def _side(row: dict[str, Any], name: str) -> str:
-    """Slower when B's processes lie above A's (Mann–Whitney's U above its middle), else faster."""
-    return SLOWER if row[f"{name}_u_above_half"] else FASTER
+    """Slower when the test found B's processes beyond the band on the slow side, else faster."""
+    return SLOWER if row[f"{name}_slow_side"] else FASTER
 
 
 def quality(metric: str, a: float, b: float, tolerance: float | None) -> dict[str, Any]:
