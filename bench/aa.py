@@ -7,7 +7,10 @@ own code; that again for every pair. Counted over every timing test (fit and pre
 shared case):
 
 - the per-test false-change rate at the stated level: the share of tests whose exact p-value
-  is at most 1 − the level, i.e. whose interval at that level excludes 1 (stated: at most 5 %);
+  of a change beyond `--min-change` (compare's default: 1.05) is at most 1 − the level, i.e.
+  whose interval at that level lies wholly beyond ×/÷ 1.05 (stated: at most 5 %); and the same
+  for any change at all (`--min-change 1`: the interval excludes 1), which also counts the
+  machine's drift between the two suites;
 - the family's: the share of pairs in which the Benjamini–Hochberg verdicts called anything at
   all (stated: at most 5 %), and in which `--fail-slower 1.1` (and 1.0) would fail.
 
@@ -15,8 +18,10 @@ A/B: the same pairs with one side given one CPU thread instead of the default (e
 core): the share of cases called slower, and whether the gate fails. The two sides alternate
 which runs first.
 
-Run:  .venv/bin/python bench/aa.py [--pairs 6] [--ab-pairs 2] [--out results.json]
+Run:  .venv/bin/python bench/aa.py [--pairs 6] [--ab-pairs 2] [--out results.json] [--work DIR]
 It prints the figures and writes every pair's tests to --out. Minutes per pair (two suites).
+`--work DIR` keeps the store there; `--again results.json --work DIR` compares the suites that
+run recorded again, with the comparison's code as it is now, without running anything.
 """
 
 from __future__ import annotations
@@ -76,8 +81,10 @@ def compare(a: str, b: str) -> dict:
             if isinstance(r[f"{name}_p"], float) and not math.isnan(r[f"{name}_p"]):
                 moved, relative_p = relative[r["case"], name]
                 tests.append({"case": r["case"], "quantity": name, "ratio": r[f"{name}_ratio"], "p": r[f"{name}_p"],
+                              "p_any_change": r[f"{name}_p_any_change"],
                               "verdict": r[f"{name}_verdict"], "called": r[f"{name}_verdict"] in (FASTER, SLOWER),
                               "slower": r[f"{name}_verdict"] == SLOWER, "unadjusted": r[f"{name}_p"] <= rate,
+                              "any_change": r[f"{name}_p_any_change"] <= rate,
                               "relative_p": relative_p, "relative": relative_p <= rate,
                               "relative_slower": relative_p <= rate and moved > 1})
     from mlcompare.report.suite_comparison.render import together_line
@@ -112,12 +119,28 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=6, help="A/A pairs of suites (default 6)")
     parser.add_argument("--ab-pairs", type=int, default=2, help="A/B pairs, one side on one thread (default 2)")
     parser.add_argument("--out", type=Path, default=None, help="write every pair's tests here (JSON)")
+    parser.add_argument("--work", type=Path, default=None,
+                        help="keep the store (and the data) in this folder instead of a temporary one")
+    parser.add_argument("--again", type=Path, default=None, metavar="RESULTS",
+                        help="run nothing: compare the pairs of an earlier --out again, from its --work store")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="mlcompare-aa-") as tmp:
-        folder = Path(tmp)
+    if args.again and not args.work:
+        parser.error("--again needs --work: the folder that holds the earlier run's store")
+    with contextlib.ExitStack() as stack:
+        if args.work:
+            folder = args.work
+            folder.mkdir(parents=True, exist_ok=True)
+        else:
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mlcompare-aa-")))
         (folder / "aa.yaml").write_text(EXPERIMENT)
         os.environ["MLFLOW_TRACKING_URI"] = f"sqlite:///{folder / 'mlflow.db'}"
         os.environ.setdefault("MLCOMPARE_DATA_DIR", str(folder / "data"))
+        if args.again:
+            earlier = json.loads(args.again.read_text())
+            aa = [compare(p["a"], p["b"]) for p in earlier["aa"]]
+            ab = [compare(p["a"], p["b"]) for p in earlier["ab"]]
+            report(aa, ab, args.out)
+            return
         aa, ab = [], []
         started = time.perf_counter()
         for number in range(1, args.pairs + 1):
@@ -126,7 +149,8 @@ def main() -> None:
             wrong = sum(t["unadjusted"] for t in found["tests"])
             relative = sum(t["relative"] for t in found["tests"])
             print(f"A/A pair {number}/{args.pairs}: {found['cases']} cases, {len(found['tests'])} tests, "
-                  f"{wrong} with p ≤ 0.05 ({relative} relative to the shift), "
+                  f"{wrong} with p ≤ 0.05 ({sum(t['any_change'] for t in found['tests'])} for any change at all, "
+                  f"{relative} relative to the shift), "
                   f"{sum(t['called'] for t in found['tests'])} called by the family, "
                   f"gate 1.1 fails on {len(found['gate_1.1'])}; {shift(found['tests'])} "
                   f"({time.perf_counter() - started:.0f} s)", flush=True)
@@ -142,11 +166,18 @@ def main() -> None:
             print(f"A/B pair {number}/{args.ab_pairs}: {sum(t['slower'] for t in fits)} of {len(fits)} fits called "
                   f"slower, gate 1.1 fails on {len(found['gate_1.1'])} cases ({time.perf_counter() - started:.0f} s)",
                   flush=True)
+    report(aa, ab, args.out)
+
+
+def report(aa: list[dict], ab: list[dict], out: Path | None) -> None:
+    """Print the figures over every pair; write the pairs' tests to `out` (JSON) when given."""
     tests = [t for pair in aa for t in pair["tests"]]
     print("\nA/A, at the defaults (six processes a case):")
-    print("  per test, p ≤ 0.05 (the interval at 95 % excludes 1; stated ≤ 5 %: ≤ 4.1 % at six processes a side, "
-          "the exact test's attainable level): "
+    print("  per test, p ≤ 0.05 for a change beyond compare's --min-change (the interval at 95 % lies wholly "
+          "beyond it; stated ≤ 5 %: ≤ 4.1 % at six processes a side, the exact test's attainable level): "
           f"{share(sum(t['unadjusted'] for t in tests), len(tests))}")
+    print("  per test, p ≤ 0.05 for any change at all (--min-change 1: the interval excludes 1): "
+          f"{share(sum(t['any_change'] for t in tests), len(tests))}")
     called = sum(t["called"] for t in tests)
     print(f"  per test, called by the family (Benjamini–Hochberg at 5 %): {share(called, len(tests))}")
     any_call = sum(any(t["called"] for t in p["tests"]) for p in aa)
@@ -157,7 +188,7 @@ def main() -> None:
           "per test, p ≤ 0.05, in the others: "
           + (share(sum(t["unadjusted"] for t in calm), len(calm)) if calm else "none"))
     print("  per test, p ≤ 0.05 relative to the pair's common shift (B's processes divided by the pair's "
-          f"median B/A): {share(sum(t['relative'] for t in tests), len(tests))}")
+          f"median B/A; a move beyond --min-change): {share(sum(t['relative'] for t in tests), len(tests))}")
     moved = [p for p in aa if p["together"]]
     if moved:
         print("  of those, pairs where the line names a case that moved more than the shift (the family "
@@ -171,8 +202,8 @@ def main() -> None:
               f"{sorted(t['ratio'] for t in fits)[len(fits) // 2]:.2f}; slower relative to the pair's common "
               f"shift, p ≤ 0.05: {share(sum(t['relative_slower'] for t in fits), len(fits))}")
         print(f"  pairs failing --fail-slower 1.1: {share(sum(bool(p['gate_1.1']) for p in ab), len(ab))}")
-    if args.out:
-        args.out.write_text(json.dumps({"aa": aa, "ab": ab}, indent=1))
+    if out:
+        out.write_text(json.dumps({"aa": aa, "ab": ab}, indent=1))
 
 
 if __name__ == "__main__":
