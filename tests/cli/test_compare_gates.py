@@ -79,5 +79,8 @@ def test_min_change_is_the_smallest_change_a_verdict_calls(workdir):
     assert code == 0 and ",slower," in out
     code, out, _ = main_here("compare", a, b)
     assert "0 calls in 1 timing test of a change beyond ×/÷ 1.05 (more than 5 %)" in out
+    assert "with nothing changed by more than that, any call" in out
+    code, out, _ = main_here("compare", a, b, "--min-change", "1")
+    assert "1 call in 1 timing test of any change" in out and "with nothing changed, any call" in out
     code, _, err = main_here("compare", a, b, "--min-change", "0.9")
     assert code == 2 and len(err.strip().splitlines()) == 1 and "--min-change" in err and "0.9" in err, err

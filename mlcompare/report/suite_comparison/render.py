@@ -37,20 +37,26 @@ def change_text(comparison: SuiteComparison) -> str:
     return f"a change beyond ×/÷ {factor:.3g} (more than {(factor - 1) * 100:.3g} %)"
 
 
+def unchanged_text(comparison: SuiteComparison) -> str:
+    """What a family's false-call bound assumes: 'nothing changed' (by more than the band)."""
+    return "nothing changed" + (" by more than that" if comparison.min_change > 1 else "")
+
+
 def legend(comparison: SuiteComparison) -> str:
     rate = f"{comparison.false_call_rate * 100:.3g} %"
+    band = comparison.min_change > 1
+    why = (f" (--min-change {comparison.min_change:g}: identical suites minutes apart on one machine differ as "
+           f"wholes by a few per cent, which no interval over one suite's processes covers)" if band else "")
+    inside = " (every case whose interval reaches into that band among them)" if band else ""
     return (f"B/A: B's median time over A's (> 1: B is slower), each the median of one summary per process (the "
             f"median of that process's repeats). Interval: the exact Mann–Whitney (Hodges–Lehmann) interval of "
             f"that factor over the processes of both runs, with the coverage it has and the processes it was taken "
-            f"over (B vs A). Verdict: the exact Mann–Whitney test of the processes for {change_text(comparison)} "
-            f"(--min-change {comparison.min_change:g}: identical suites minutes apart on one machine differ as "
-            f"wholes by a few per cent, which no interval over one suite's processes covers), every test of this "
-            f"comparison adjusted together ({FAMILY_METHOD}): slower or faster where the adjusted p is at most "
-            f"{rate}, so that false calls are at most {rate} of the calls, and, when nothing changed by more than "
-            f"that, the chance of any call is at most {rate}; 'no change' otherwise (every case whose "
-            f"interval reaches into that band among them); 'too few processes' where they can never reach it "
-            f"(3 against 3: p ≥ 0.1). Quality: the pairing's main metric, A → B, worse or better beyond the "
-            f"tolerance shown.")
+            f"over (B vs A). Verdict: the exact Mann–Whitney test of the processes for {change_text(comparison)}"
+            f"{why}, every test of this comparison adjusted together ({FAMILY_METHOD}): slower or faster where the "
+            f"adjusted p is at most {rate}, so that false calls are at most {rate} of the calls, and, when "
+            f"{unchanged_text(comparison)}, the chance of any call is at most {rate}; 'no change' otherwise{inside}; "
+            f"'too few processes' where they can never reach it (3 against 3: p ≥ 0.1). Quality: the pairing's main "
+            f"metric, A → B, worse or better beyond the tolerance shown.")
 
 
 def cells(comparison: SuiteComparison) -> pd.DataFrame:
@@ -113,8 +119,8 @@ def summary_line(comparison: SuiteComparison) -> str:
     rate = f"{comparison.false_call_rate * 100:.3g} %"
     parts.append(f"{family['calls']} call{'s' if family['calls'] != 1 else ''} in {family['tests']} timing "
                  f"test{'s' if family['tests'] != 1 else ''} of {change_text(comparison)} ({FAMILY_METHOD} at "
-                 f"{rate}: false calls at most {rate} of the calls; with nothing changed by more than that, any "
-                 f"call at all has a chance of at most {rate})"
+                 f"{rate}: false calls at most {rate} of the calls; with {unchanged_text(comparison)}, any call "
+                 f"at all has a chance of at most {rate})"
                  + (f", {family['undecided']} undecided (too few processes, or none kept)"
                     if family["undecided"] else ""))
     return (f"{len(rows)} shared case{'s' if len(rows) != 1 else ''}; " + "; ".join(parts) +
