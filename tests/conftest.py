@@ -10,6 +10,7 @@ import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -175,9 +176,18 @@ def recorded_sweep(tmp_path_factory) -> RecordedSuite:
     parent = client.search_runs([experiment.experiment_id], "tags.`mlcompare.kind` = 'suite'")[0]
     return RecordedSuite(root, uri, parent.info.run_id, experiment.experiment_id, result.stderr, result.stdout)
 def start_cli(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Popen:
-    """`python -m mlcompare ...` started in its own process group (as a shell starts a job), not awaited."""
+    """`python -m mlcompare ...` started in its own process group with Ctrl-C and Ctrl-\\ at their
+    defaults (as an interactive shell starts a foreground job), not awaited. Without the reset a
+    test run started as a background job (`pytest &` in a script) would pass on its ignored
+    SIGINT, which the suite rightly leaves ignored."""
     return subprocess.Popen([sys.executable, "-m", "mlcompare", *args], cwd=cwd, env=cli_env(env),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_as_a_foreground_job)
+
+
+def _as_a_foreground_job() -> None:
+    for signum in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 FAULTS = Path(__file__).resolve().parent / "faults"

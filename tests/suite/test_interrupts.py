@@ -63,7 +63,16 @@ def test_sigterm_kills_the_current_case_and_the_suite(workdir, faults):
     _interrupt(workdir, faults, signal.SIGTERM)
 
 
-def test_the_guard_defers_a_signal_outside_interruptible_regions():
+@pytest.fixture
+def ctrl_c_handled():
+    """Python's own Ctrl-C handler for the test, as in a foreground run (a test run started in
+    the background inherits SIGINT ignored, which the guard leaves so)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_the_guard_defers_a_signal_outside_interruptible_regions(ctrl_c_handled):
     with SignalGuard() as guard:
         os.kill(os.getpid(), signal.SIGINT)  # as if during a write to the store: not raised there
         assert guard.received == signal.SIGINT
