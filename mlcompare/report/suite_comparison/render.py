@@ -30,7 +30,7 @@ def header_lines(comparison: SuiteComparison) -> list[str]:
 
 
 def change_text(comparison: SuiteComparison) -> str:
-    """'a change of more than 5 %' (--min-change 1.05), or 'any change' (1)."""
+    """'a change beyond ×/÷ 1.05 (more than 5 %)' (--min-change 1.05), or 'any change' (1)."""
     factor = comparison.min_change
     if factor <= 1:
         return "any change"
