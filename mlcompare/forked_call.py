@@ -26,6 +26,8 @@ import time
 import warnings
 from typing import Any, Callable, NoReturn
 
+from mlcompare import collector
+
 _HEADER = struct.Struct("!Q")
 
 
@@ -129,6 +131,7 @@ def _child(work: Callable[[Callable[[Any], None]], Any], fd: int) -> None:
     code = 1
     try:
         die_with_parent(os.getppid())
+        collector.started()  # forked while the parent was starting: collect this child's own garbage
         out = os.fdopen(fd, "wb")
 
         def send(kind: str, payload: Any) -> None:

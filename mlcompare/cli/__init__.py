@@ -17,6 +17,7 @@ import sys
 from typing import NoReturn
 
 import mlcompare
+from mlcompare import collector
 from mlcompare.cli.command import COMMANDS
 from mlcompare.cli.flags import explicit_booleans
 from mlcompare.errors import InputError, one_line
@@ -73,6 +74,7 @@ def parse(parser: _Parser, argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    collector.starting()
     try:
         argv = explicit_booleans(argv)
     except argparse.ArgumentTypeError as exc:
@@ -82,11 +84,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mlcompare: error: {exc} (see mlcompare {command} --help)".replace("  ", " "), file=sys.stderr)
         return EXIT_BAD_INPUT
     args = parse(build_parser(), argv)
+    chosen = COMMANDS[args.command]
+    if not chosen.runs_cases:  # a suite's start-up ends at its first case (`suite.isolation`)
+        collector.started()
     try:
-        return COMMANDS[args.command].run(args)
+        return chosen.run(args)
     except InputError as exc:
         say_input_error(exc)
         return EXIT_BAD_INPUT
+    finally:
+        collector.started()
 
 
 def say_input_error(exc: InputError) -> None:

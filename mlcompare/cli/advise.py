@@ -94,6 +94,7 @@ class Advise(Command):
                    "implementation at the table's size, power-law fits that check themselves, break-even sizes. "
                    "Recorded as one advice run (nesting a suite per step) in MLFLOW_TRACKING_URI, else ./mlflow.db.")
     order = 15
+    runs_cases = True
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:

@@ -21,6 +21,8 @@ class Command:
     help: ClassVar[str]
     description: ClassVar[str | None] = None
     order: ClassVar[int] = 100  # position in `mlcompare --help`
+    #: runs suites: its start-up (`mlcompare.collector`) lasts until its first case's process
+    runs_cases: ClassVar[bool] = False
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:

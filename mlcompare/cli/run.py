@@ -22,6 +22,7 @@ class Run(Command):
     name = "run"
     help = "run an experiment and record it in MLflow"
     order = 10
+    runs_cases = True
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:

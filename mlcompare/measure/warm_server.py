@@ -41,6 +41,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from mlcompare import collector
 from mlcompare.forked_call import leave
 from mlcompare.measure import worker
 
@@ -123,6 +124,7 @@ def _scan_entry_points() -> None:
 
 def serve(sock: socket.socket) -> int:
     started = time.perf_counter()
+    collector.starting()
     import_base()
     importing_s = time.perf_counter() - started
     hello, _ = receive(sock)
@@ -136,6 +138,7 @@ def serve(sock: socket.socket) -> int:
                               "cases cannot be forked from this process"})
         return 0
     importing_s += time.perf_counter() - started
+    collector.started()  # before the first fork: the cases find the collector on
     send(sock, {"ready": os.getpid(), "seconds": importing_s, "failed": failed})
     while True:
         request, fds = receive(sock)

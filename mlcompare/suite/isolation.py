@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, TypedDict, cast
 
 import mlcompare
+from mlcompare import collector
 from mlcompare.measure.timed_lock import Turns
 from mlcompare.measure.timing import FIRST_FIT
 from mlcompare.measure.worker import PARENT_PID_ENV
@@ -208,6 +209,7 @@ def _launch(spec: CaseSpec, spec_path: Path, result_path: Path, err_path: Path, 
         if here.warm is not None and forkable(spec):
             here.warm.ready()  # its imports (and its spares') are not the case's time
         quiet_fd = here.turns.for_case() if here.turns else None
+    collector.started()  # the suite's start-up is over at its first case
     launched.append(time.perf_counter())
     try:
         if here.warm is not None and forkable(spec):

@@ -9,6 +9,7 @@ the test through files in $MLCOMPARE_FAULTS_DIR.
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import subprocess
 import sys
@@ -98,9 +99,11 @@ class Probe(LinearRegression):
     """Counts the fits of its own process: appends `pid fits_before_this_one start end` (monotonic
     clock, one for every process on the machine) to `fits` for each fit, and `pid parent_pid
     hash("probe")` (the process's hash seed, seen through one string's hash) to `parents`
-    at its first."""
+    at its first. Its parameters read outside a fit (the case's description) append `pid
+    collector_on` to `collector`: whether Python's garbage collector is on between the timed calls."""
 
     fits_in_this_process = 0
+    fitting = False
 
     def fit(self, X, y):
         before = Probe.fits_in_this_process
@@ -109,11 +112,23 @@ class Probe(LinearRegression):
             with open(_faults_dir() / "parents", "a") as out:
                 out.write(f"{os.getpid()} {os.getppid()} {hash('probe')}\n")
         start = time.monotonic()
-        result = super().fit(X, y)
+        Probe.fitting = True
+        try:
+            result = super().fit(X, y)
+        finally:
+            Probe.fitting = False
         end = time.monotonic()
         with open(_faults_dir() / "fits", "a") as out:
             out.write(f"{os.getpid()} {before} {start} {end}\n")
         return result
+
+    def get_params(self, deep=True):
+        if not Probe.fitting:
+            with open(_faults_dir() / "collector", "a") as out:
+                out.write(f"{os.getpid()} {gc.isenabled()}\n")
+        return super().get_params(deep=deep)
+
+
 class CountsFits(LinearRegression):
     """Appends "LABEL PID ROWS" per fit to `fits` in $MLCOMPARE_FAULTS_DIR: which fits ran, in which process, on
     how many rows.
