@@ -143,8 +143,10 @@ def find_reference(ref: str) -> StoredSuite:
         raise InputError(exc.flag, None, str(exc)) from None
 
 
-def attach_comparison(reference: StoredSuite, parent_run_id: str, say: Callable[[str], None]) -> None:
-    """Compare the suite just recorded with `reference` and log the comparison on its parent run.
+def attach_comparison(reference: StoredSuite, parent_run_id: str, say: Callable[[str], None],
+                      min_change: float = MIN_CHANGE) -> None:
+    """Compare the suite just recorded with `reference` and log the comparison on its parent run
+    (its verdicts calling changes beyond `min_change`).
 
     Never fatal: the suite is already recorded; a comparison that cannot be made is said.
     """
@@ -153,7 +155,7 @@ def attach_comparison(reference: StoredSuite, parent_run_id: str, say: Callable[
 
     try:
         suite = reader.find_suite(parent_run_id, "--compare-to")
-        comparison = suite_comparison.compare_suites(reference, suite)
+        comparison = suite_comparison.compare_suites(reference, suite, min_change=min_change)
         if comparison.rows.empty:
             say(f"mlcompare: no case in common with suite {reference.run.run_id}: no comparison logged")
             return

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from mlcompare.cli.command import Command, register
+from mlcompare.cli.compare import MIN_CHANGE, change_factor
 from mlcompare.cli.flags import (
     add_pairing_flags,
     add_selection,
@@ -49,6 +50,9 @@ class Run(Command):
                             help="when the suite is done, compare it with this earlier suite (a parent run id, or "
                                  "an experiment or suite name: its latest) and log the comparison table and plot "
                                  "on the new parent run (see `mlcompare compare`)")
+        parser.add_argument("--min-change", type=change_factor, default=None, metavar="FACTOR",
+                            help=f"with --compare-to: the smallest change its verdicts call, as `mlcompare compare "
+                                 f"--min-change` (default: {MIN_CHANGE:g}; 1 calls any change)")
         parser.add_argument("--quiet", action="store_true",
                             help="no progress output (on a terminal: no bar and no summary table; "
                                  "elsewhere: no lines)")
@@ -91,6 +95,8 @@ def _run_checked(args: argparse.Namespace, guard, early):
     experiment = experiment_from_args(args)
     experiment.system_metrics = experiment.system_metrics or args.system_metrics
     reference = None
+    if args.min_change is not None and not args.compare_to:
+        raise InputError("--min-change", None, "compares with an earlier suite: give --compare-to SUITE as well")
     if args.compare_to:  # found before anything runs: an unknown suite is bad input
         from mlcompare.cli.compare import find_reference
 
@@ -142,7 +148,8 @@ def _run_checked(args: argparse.Namespace, guard, early):
         if reference is not None:
             from mlcompare.cli.compare import attach_comparison
 
-            attach_comparison(reference, outcome.parent_run_id, say)
+            attach_comparison(reference, outcome.parent_run_id, say,
+                              MIN_CHANGE if args.min_change is None else args.min_change)
         return outcome
     finally:
         preparing.stop()

@@ -141,7 +141,8 @@ def test_one_thread_instead_of_two_is_flagged_slower_and_fails_the_gate(workdir,
 
 def test_two_runs_of_the_same_settings_pass_and_the_comparison_is_logged_on_b(workdir, capsys):
     write(workdir / "forest.yaml", FOREST)
-    a, b, out, err = _pairs(capsys, ["--threads", "1"], lambda a: ["--threads", "1", "--compare-to", a],
+    a, b, out, err = _pairs(capsys, ["--threads", "1"],
+                            lambda a: ["--threads", "1", "--compare-to", a, "--min-change", "1"],
                             ["--fail-slower", "1.5", "--fail-quality", "0"], expected=0)
     assert "What differs, A → B:\n  nothing in the machine, library versions or settings\n" in out
     assert re.search(rf"{re.escape(CASE)} .*accuracy (\S+) → \1 +same", out)  # the same seed, the same model
@@ -157,7 +158,11 @@ def test_two_runs_of_the_same_settings_pass_and_the_comparison_is_logged_on_b(wo
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     with open(client.download_artifacts(b, f"{folder}.csv"), encoding="utf-8") as f:
         logged = f.read()
-    assert logged == _compare(capsys, a, b, "--format", "csv")[1]  # the same comparison, read back later
+    # the same comparison, read back later, at B's run's --min-change
+    assert logged == _compare(capsys, a, b, "--format", "csv", "--min-change", "1")[1]
+    with open(client.download_artifacts(b, f"{folder}.md"), encoding="utf-8") as f:
+        legend = f.read()
+    assert "test of the processes for any change," in legend and "1.05" not in legend
     with open(client.download_artifacts(b, f"{folder}.html"), encoding="utf-8") as f:
         page = f.read()
     assert CASE in page and page.count("data:image/png;base64,") == 1
@@ -180,6 +185,11 @@ def test_bad_input_is_one_line_and_exit_2(workdir, capsys):
                                                      f"'{missing}' in ") and err.count("\n") == 1
     result = run_cli("run", "other.yaml", "--compare-to", "forest", cwd=workdir)
     assert result.returncode == 2 and result.stderr.startswith("mlcompare: error: --compare-to: no run id")
+    for flags, words in ((["--min-change", "1.1"], "--min-change: compares with an earlier suite: give --compare-to"),
+                         (["--compare-to", "forest", "--min-change", "0.9"], "--min-change: expected a factor >= 1")):
+        result = run_cli("run", "other.yaml", *flags, cwd=workdir)
+        assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+        assert result.stderr.startswith(f"mlcompare: error: {words}"), result.stderr
     assert "other" not in {e.name for e in MlflowClient().search_experiments()}  # nothing ran, nothing written
 
     forest = _suite(capsys)
