@@ -2,9 +2,9 @@
 
 A command's start-up imports about a million objects (MLflow and its SQLAlchemy store,
 scikit-learn, the estimators' libraries) and keeps all of them; the collector would walk them
-over and over as they pile up. Measured on the project's 2-core machine: 0.5 CPU-seconds of
-the suite's own start-up (seven full collections) and 0.1–0.2 s of each warm worker's imports,
-with two more full collections, 0.2 s each, at the report. So a process turns it off while it
+over and over as they pile up. Measured on the project's 2-core machine: 0.6 CPU-seconds of
+the suite's own start-up (seven full collections), 3–5 % of each warm worker's imports, and
+two more full collections, 0.2 s each, at the report. So a process turns it off while it
 starts (`starting`), and once started (`started`: before a suite's first case, after a warm
 worker's imports) freezes what it has (`gc.freeze`: later collections do not walk it) and
 turns it back on. A cycle made during the start-up is kept for the process's life: bounded

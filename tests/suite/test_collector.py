@@ -26,7 +26,8 @@ def recording():
                      "full_collections": gc.get_stats()[2]["collections"]})
         started()
         seen[0].update(on_after=gc.isenabled(), frozen=gc.get_freeze_count())
-    started()
+    else:
+        started()
 
 collector.started = recording
 from mlcompare.cli import main
