@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from mlcompare.cli.command import Command, register
-from mlcompare.cli.compare import MIN_CHANGE, change_factor
+from mlcompare.cli.compare import MIN_CHANGE, attach_comparison, change_factor, find_reference
 from mlcompare.cli.flags import (
     add_pairing_flags,
     add_selection,
@@ -98,8 +98,6 @@ def _run_checked(args: argparse.Namespace, guard, early):
     if args.min_change is not None and not args.compare_to:
         raise InputError("--min-change", None, "compares with an earlier suite: give --compare-to SUITE as well")
     if args.compare_to:  # found before anything runs: an unknown suite is bad input
-        from mlcompare.cli.compare import find_reference
-
         reference = find_reference(args.compare_to)
     # Imported only now: a bad file must not even open the store.
     from mlcompare.suite.cases import PreparingBeside
@@ -146,8 +144,6 @@ def _run_checked(args: argparse.Namespace, guard, early):
         else:
             outcome = run_suite(experiment, recorder, **suite)
         if reference is not None:
-            from mlcompare.cli.compare import attach_comparison
-
             attach_comparison(reference, outcome.parent_run_id, say,
                               MIN_CHANGE if args.min_change is None else args.min_change)
         return outcome
