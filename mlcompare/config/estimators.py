@@ -4,6 +4,8 @@ Run before any case starts (`mlcompare validate` and `mlcompare run` alike). A l
 that is not installed here is not an error: its cases are skipped, with the reason, at
 run time. An installed library whose module or class does not exist, or an estimator
 that does not accept a parameter the pairing gives it, is an error naming the field.
+What a class that passed accepts is remembered until the installed libraries change
+(`estimator_check_cache`): a later check of the same parameters imports nothing.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ from __future__ import annotations
 import difflib
 import functools
 import importlib
-from typing import Any
+from typing import AbstractSet, Any
 
+from mlcompare.config.estimator_check_cache import CheckCache
 from mlcompare.config.pairing import Implementation, Pairing
 from mlcompare.errors import InputError
 from mlcompare.pairings.cluster_params import CLUSTER_PARAMS, check_cluster_params
@@ -49,6 +52,27 @@ def estimator_class(path: str) -> type | None:
     return cls
 
 
+#: One per process: the environment's fingerprint is read once.
+_REMEMBERED = CheckCache()
+
+
+def accepted_by(path: str, wanted: AbstractSet[str] = frozenset()) -> frozenset[str] | None:
+    """The parameter names the estimator at `path` accepts; None when it cannot be checked here.
+
+    Remembered names serve when they hold every `wanted` name; otherwise (or when none are
+    remembered) the class is imported and read, and what it accepts remembered. Raises
+    `NotImportable` as `estimator_class` does."""
+    remembered = _REMEMBERED.accepted(path)
+    if remembered is not None and wanted <= remembered:
+        return remembered
+    cls = estimator_class(path)
+    if cls is None:
+        return None
+    accepted = accepted_params(cls)
+    _REMEMBERED.remember(path, accepted)
+    return accepted
+
+
 def check_implementation(pairing: Pairing, impl: Implementation, params: dict[str, Any] | None = None,
                          source: str | None = None, field_of=None) -> None:
     """Raise InputError for the first problem of one implementation's estimator.
@@ -62,13 +86,14 @@ def check_implementation(pairing: Pairing, impl: Implementation, params: dict[st
         if wrong:
             where = field_of(wrong[0]) if field_of else pairing.param_field(impl, wrong[0])
             raise InputError(source or pairing.source, where, wrong[1])
+    own = set(params) - set(impl.passthrough) - (set(CLUSTER_PARAMS) if impl.distributed else set())
     try:
-        cls = estimator_class(impl.estimator)
+        found = accepted_by(impl.estimator, own)
     except NotImportable as exc:
         raise InputError(pairing.source, pairing.field(f"implementations.{impl.name}.estimator"), str(exc)) from None
-    if cls is None:
+    if found is None:
         return
-    accepted = accepted_params(cls) | set(impl.passthrough)
+    accepted = found | set(impl.passthrough)
     if impl.distributed:
         accepted |= set(CLUSTER_PARAMS)
     for name in sorted(set(params) - accepted):
