@@ -7,3 +7,10 @@ client both use (a new SQLite store it copies from `store_template`'s migrated o
 can use them without importing MLflow). Nothing outside this room imports mlflow, and
 nothing in `measure/` imports this room.
 """
+
+import os
+
+#: MLflow 3 sends usage events (runs created, batches logged) from a thread of the process
+#: that logs, every 10 s over HTTPS: in a suite, beside a case's timed calls. Off before
+#: MLflow is first imported (it reads the variable then), unless the user set it.
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
