@@ -1,7 +1,7 @@
 """One call done by a forked child of this process, on another core, its result sent back.
 
 `mlcompare run` has work that needs nothing of what it does meanwhile: the datasets are
-generated while the store is opened, and half the plots drawn while this process draws the
+generated while the store is opened, and plots drawn by a child while this process draws the
 others. A thread would share the interpreter's lock with the Python it runs beside; a child
 forked from this process starts with every module already imported and computes on its own.
 
