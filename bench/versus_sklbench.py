@@ -12,7 +12,8 @@ What is compared:
 - per case, the fit time each reports (mlcompare: `fit_time_s`, the median over the case's
   processes, read back from its store with `fit_processes` and `fit_time_ci_level`; sklbench:
   the training `time[ms]`, its box-filtered mean of `bench:n_runs` fits in one process) and their
-  ratio; the predict times the same way.
+  ratio; the predict times the same way. The JSON keeps, for each mlcompare case, its model time
+  and the warm-ups its processes decided (`warmup_plan`).
 
 Made equal: the rows (sklbench's x is mlcompare's cached training rows then its test rows, split
 with `{train_size: n_train, test_size: n_test, shuffle: false}`, so both train on the same
@@ -260,10 +261,13 @@ def mlcompare_results(uri: str) -> dict[str, dict[str, Any]]:
     for run in client.search_runs(ids, "tags.`mlcompare.kind` = 'case'", max_results=1000):
         params, metrics, tags = run.data.params, run.data.metrics, run.data.tags
         key = f"{params.get('pairing')}/{params.get('implementation')}"
+        # what the case spent and why: its model time, its warm-ups and the plan that decided them
         out[key] = {"status": tags.get("case_status", run.info.status),
                     **{name: metrics[name] for name in ("fit_time_s", "fit_processes", "fit_time_ci_level",
                                                         "fit_time_ci_low_s", "fit_time_ci_high_s", "fit_repeats",
-                                                        "predict_time_s", "predict_repeats") if name in metrics}}
+                                                        "fit_cold_time_s", "fit_warmups", "model_time_s",
+                                                        "predict_time_s", "predict_repeats") if name in metrics},
+                    **({"warmup_plan": tags["warmup_plan"]} if "warmup_plan" in tags else {})}
     return out
 
 
