@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import cli_env, write
 
-from mlcompare.config import estimator_check_cache, estimators
+from mlcompare.config import estimators
 from mlcompare.config.estimator_check_cache import CheckCache, environment_fingerprint, installed_in_packages
 from mlcompare.config.experiment import load_experiment
 from mlcompare.errors import InputError
@@ -25,8 +26,6 @@ print(json.dumps(sorted(m for m in {LIBRARIES!r} if m in sys.modules)))
 
 
 def _check_in_a_fresh_process(path: Path, cache: Path) -> tuple[int, str, str]:
-    import subprocess
-
     done = subprocess.run([sys.executable, "-c", CHECK, str(path)], env=cli_env({"XDG_CACHE_HOME": str(cache)}),
                           capture_output=True, text=True, timeout=600)
     return done.returncode, done.stdout, done.stderr
@@ -142,4 +141,3 @@ def test_the_cache_lies_in_the_user_s_cache_folder(tmp_path, monkeypatch):
     assert path is not None and path.parent == tmp_path / "mlcompare" / "estimator-checks"
     assert path.name == f"{environment_fingerprint()}.json"
     assert os.path.commonpath([path, tmp_path]) == str(tmp_path)
-    assert estimator_check_cache._FOLDER == "estimator-checks"
