@@ -106,18 +106,18 @@ class CheckCache:
         """The parameter names `estimator` accepted when it last passed here; None if unknown
         (or if its library is now found outside `site-packages`, e.g. a source tree on the path)."""
         names = self._read().get(estimator)
-        if names is not None and not installed_in_packages(estimator):
+        if names is None or not installed_in_packages(estimator):
             return None
-        return None if names is None else frozenset(names)
+        return frozenset(names)
 
     def remember(self, estimator: str, accepted: frozenset[str]) -> None:
         """Keep what a class that passed accepts, where its library is a plain install."""
         if not installed_in_packages(estimator):
             return
-        entries = self._read()
-        if entries.get(estimator) == sorted(accepted):
+        entries, names = self._read(), sorted(accepted)
+        if entries.get(estimator) == names:
             return
-        entries[estimator] = sorted(accepted)
+        entries[estimator] = names
         path = self.path
         if path is None:
             return
