@@ -14,9 +14,12 @@ any continuous distribution, the ratio's (a speed-up, B over A) when the two sid
 process summaries differ by a factor, i.e. have the same shape on a log scale. Each comes
 with `level`, the probability that an interval made this way covers the true value at the
 number of processes used: when they cannot reach the level asked for, the widest interval
-is returned with the lower level it has, never a wider claim. The binomial law and
-Benjamini–Hochberg's adjustment are SciPy's (`scipy.stats.binom`, `false_discovery_control`);
-the Mann-Whitney law is computed here, exactly, at every process count a suite allows (no
+is returned with the lower level it has, never a wider claim. Benjamini–Hochberg's adjustment
+is SciPy's (`false_discovery_control`). The binomial law of the median's interval is counted
+here in whole numbers (a suite's process counts are small): the suite's own process takes these
+intervals between its cases, where nothing else needs SciPy's statistics, whose import would
+cost it half a second there.
+The Mann-Whitney law is computed here, exactly, at every process count a suite allows (no
 normal approximation, no continuity correction), because SciPy exposes its exact law only
 through `mannwhitneyu`'s p-values, and the intervals need its quantiles. `tests/measure/test_intervals.py` checks the
 stated levels by simulation, with a random effect per process.
@@ -118,11 +121,11 @@ def _deepest(coverage, k_max: int, confidence: float) -> int:
     return best
 
 
+@lru_cache(maxsize=4096)
 def _binomial_tail(n: int, k: int) -> float:
-    """P(Binomial(n, ½) < k)."""
-    from scipy.stats import binom
-
-    return float(binom.cdf(k - 1, n, 0.5))
+    """P(Binomial(n, ½) < k): the ways of fewer than k heads in n tosses over all 2ⁿ, exactly,
+    rounded once (Python's division of whole numbers)."""
+    return sum(math.comb(n, i) for i in range(max(0, min(k, n + 1)))) / 2 ** n
 
 
 def _mann_whitney_coverage(m: int, n: int, k: int) -> float:

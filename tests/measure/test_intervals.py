@@ -137,6 +137,22 @@ def test_the_mann_whitney_law_is_exact(m, n):
         assert stats.mann_whitney_cdf(m, n, u) == pytest.approx(sum(counts[: u + 1]) / total)
 
 
+def test_the_binomial_tail_is_exact():
+    """P(Binomial(n, ½) < k), counted here in whole numbers: every outcome of n tosses enumerated
+    for small n, and SciPy's law (which the suite's process no longer imports) for the rest."""
+    from itertools import product
+
+    from scipy.stats import binom
+
+    for n in range(1, 11):
+        heads = [sum(tosses) for tosses in product((0, 1), repeat=n)]
+        for k in range(n + 2):
+            assert stats._binomial_tail(n, k) == sum(h < k for h in heads) / 2 ** n
+    for n in (20, 57, 200, 1000):
+        for k in range(0, n + 2, max(1, n // 40)):
+            assert stats._binomial_tail(n, k) == pytest.approx(binom.cdf(k - 1, n, 0.5), rel=1e-12, abs=1e-300)
+
+
 def test_rank_test_p_values_hold_their_level_when_nothing_changed():
     """A/A over processes with a random effect: p ≤ 0.05 in at most 5 % of comparisons (exact)."""
     rng = np.random.default_rng(5)

@@ -56,6 +56,23 @@ def test_parity_rules_per_metric():
     assert parity("rmse", quality_delta("rmse", 5.0, 10.0), 0.05) == "ok"
 
 
+def test_the_contingency_table_is_scikit_learn_s():
+    """Counted without scikit-learn (the suite's process never imports it): the same table as its
+    `contingency_matrix` for ids of any kind, noise labels (-1) and ids one side lacks."""
+    from sklearn.metrics.cluster import contingency_matrix
+
+    from mlcompare.pairings.quality import _contingency
+
+    rng = np.random.default_rng(3)
+    for trial in range(200):
+        n = int(rng.integers(1, 400))
+        a = rng.integers(-1, int(rng.integers(1, 30)), n)
+        b = rng.integers(0, int(rng.integers(1, 40)), n) * 7 - 3
+        if trial % 2:
+            a = a.astype(np.float32)
+        assert np.array_equal(_contingency(a, b), contingency_matrix(a, b))
+
+
 def test_prediction_agreement():
     from mlcompare.pairings.quality import prediction_agreement
 
