@@ -28,10 +28,10 @@ import importlib.util
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from mlcompare.data.paths import user_cache_dir
+from mlcompare.data.whole_file import written_whole
 
 _FOLDER = "estimator-checks"
 _METADATA_SUFFIXES = (".dist-info", ".egg-info")
@@ -123,13 +123,7 @@ class CheckCache:
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".checks-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w") as out:
-                    json.dump(entries, out, sort_keys=True)
-                os.replace(temporary, path)  # readers see the old file or the new one, never half of one
-            except BaseException:
-                Path(temporary).unlink(missing_ok=True)
-                raise
+            with written_whole(path, prefix=".checks-", suffix=".json") as temporary:
+                temporary.write_text(json.dumps(entries, sort_keys=True))
         except OSError:
             pass

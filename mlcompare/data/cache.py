@@ -29,6 +29,7 @@ import numpy as np
 from mlcompare.data import synthetic
 from mlcompare.data.paths import user_cache_dir
 from mlcompare.data.tables import TableSource
+from mlcompare.data.whole_file import written_whole
 from mlcompare.errors import InputError
 
 GENERATORS = synthetic.GENERATORS
@@ -239,14 +240,9 @@ def add_numpy_copies(directory: Path) -> None:
     if _digest_arrays(arrays) != content_hash(directory):
         return
     for key, array in arrays.items():
-        handle, tmp = tempfile.mkstemp(prefix=f".{key}-", suffix=".npy", dir=directory)
-        try:
-            with os.fdopen(handle, "wb") as out:
-                np.lib.format.write_array(out, np.ascontiguousarray(array), allow_pickle=False)
-            os.replace(tmp, directory / f"{key}.npy")  # whole or absent, also with two suites at once
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        # whole or absent, also with two suites at once
+        with written_whole(directory / f"{key}.npy", prefix=f".{key}-", suffix=".npy") as tmp, open(tmp, "wb") as out:
+            np.lib.format.write_array(out, np.ascontiguousarray(array), allow_pickle=False)
 
 
 def _digest_arrays(arrays: dict[str, np.ndarray]) -> str:

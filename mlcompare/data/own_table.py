@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +20,7 @@ import numpy as np
 
 from mlcompare.data import tables
 from mlcompare.data.tables import TableSource
+from mlcompare.data.whole_file import written_whole
 from mlcompare.errors import InputError
 
 if TYPE_CHECKING:
@@ -181,14 +181,8 @@ def subsample_file(own: OwnTable, n: int, seed: int = 0, root: Path | None = Non
     folder.mkdir(parents=True, exist_ok=True)
     rows = subsample_rows(own.y, n, own.task == "classification", seed)
     part = own.frame.iloc[rows]
-    handle, tmp = tempfile.mkstemp(prefix=".subsample-", suffix=".parquet", dir=folder)
-    os.close(handle)
-    try:
+    with written_whole(path, prefix=".subsample-", suffix=".parquet") as tmp:
         part.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return path
 
 
