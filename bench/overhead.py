@@ -10,7 +10,8 @@ inside one run mean anything):
    cold, warm and untimed fits, predicts, transfers; read back from the store where the
    suite logs it). Everything else is outside the models, split into:
    - per case: process start (from asking for the case's process to its case code starting:
-     a fork, or a Python start and its imports), data read (`load_time_s`), the case's own
+     a fork, or a Python start and its imports), data read (`load_time_s`; for a forked case
+     the warm server's read before the fork, counted once where it read, not where it held), the case's own
      work outside the model calls and the data read (scoring, memory sampling, the audit),
      process end (its result written, the process gone, the record read);
    - logging: the suite's time in the recorder's calls (and, writing behind, waiting for the
@@ -220,7 +221,10 @@ def quick_stages(experiment_path: Path, work: Path, warm: bool) -> dict:
         case_begin, case_end = code
         waited = sum(min(e, case_begin) - b for b, e in waits if call_begin <= b < case_begin)
         model, read = record.get("model_time_s", 0.0), record.get("metrics", {}).get("load_time_s", 0.0)
-        stages = (case_begin - call_begin - waited, read, (case_end - case_begin) - model - read, call_end - case_end)
+        # a dataset the warm server read before the fork (`held_dataset`): its read is in the start
+        by_server, here = record.get("load_by_server_s", 0.0), record.get("load_in_process_s", read)
+        stages = (case_begin - call_begin - waited - by_server, by_server + here,
+                  (case_end - case_begin) - model - here, call_end - case_end)
         start_s, load, inside_s, end_s = (a + b for a, b in zip((start_s, load, inside_s, end_s), stages))
         processes.append((sum(stages), name, record.get("process", "fresh"), model, stages))
     # until the first case's process is asked for: its call, then the servers' imports waited for in it

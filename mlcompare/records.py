@@ -95,6 +95,9 @@ class CaseSpec(TypedDict):
     # whether this process describes the case (quality, agreement, fitted counts, parameters,
     # thread pools, library version): its first one (default True); the later ones only time
     describe: NotRequired[bool]
+    # whether the next case of the round reads the same dataset: a warm server that forks this one
+    # keeps the dataset it read for it (`measure.held_dataset`)
+    keep_dataset: NotRequired[bool]
 
 
 class CaseRecord(TypedDict, total=False):
@@ -131,6 +134,11 @@ class CaseRecord(TypedDict, total=False):
     threads: int
     load_reader: str  # what read the cached dataset: "numpy" or "pyarrow" (host memory), "cudf" (device memory)
     load_reader_note: str  # why a GPU case with device inputs read on the host (cuDF unused, or broken)
+    # a forked case's dataset, read by its warm server before the fork: the seconds that server
+    # spent reading it for this process (0.0: held from the round's case before), and the part of
+    # `load_time_s` the process itself spent (laying it out); not logged (`bench/overhead.py`)
+    load_by_server_s: float
+    load_in_process_s: float
     rmm_pool: str  # how the case's device memory was set up (an RMM pool for RAPIDS, CuPy's own pool else)
     gpu_memory_method: str  # how fit_peak_gpu_memory_mb was measured (device.gpu_memory_meter)
     gpu_clock_reasons: str  # why the GPU's clocks were held down at the case's start and end (NVML)

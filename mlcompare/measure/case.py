@@ -197,6 +197,9 @@ def _run(spec: CaseSpec, on_gpu: bool, estimator_cls: type, plugin: Any = None,
         extra["cpu_others_note"] = others.note
     if inputs.reader_note:
         extra["load_reader_note"] = inputs.reader_note
+    if inputs.read_by_server_s is not None:
+        extra["load_by_server_s"] = inputs.read_by_server_s
+        extra["load_in_process_s"] = inputs.load_in_process_s
     if gpu_memory is not None:
         extra["gpu_memory_method"] = gpu_memory.describe()
     if on_gpu:

@@ -8,7 +8,9 @@ The steps run in this order, so that each timer holds only what its name says:
    the experiment's layout (`order`: C row-major, F column-major): `load_time_s`, the same
    work for every reader. CPU cases, accelerators and distributed cases read its NumPy
    files into host memory (`numpy`; an entry cached by a release that wrote Parquet alone is
-   read with pyarrow, after the reader's one-time set-up, `cache.warm_reader`, untimed); GPU
+   read with pyarrow, after the reader's one-time set-up, `cache.warm_reader`, untimed; a case
+   forked from the warm server finds them read by the server, `held_dataset`, its time the
+   server's read); GPU
    cases with device inputs read its Parquet files with cuDF straight into device memory
    when cuDF is installed (its frames turned into CuPy matrices in the layout inside the
    timer: cuDF hands out column-major ones), else on the host as above (the `reader`). A plugin's
@@ -29,7 +31,7 @@ from typing import Any, Callable
 import numpy as np
 
 from mlcompare.data import cache as datasets
-from mlcompare.measure import device, timing
+from mlcompare.measure import device, held_dataset, timing
 
 #: What a GPU fit and predict need on the device (the test labels are scored on the host).
 DEVICE_ARRAYS = ("X_train", "y_train", "X_test")
@@ -45,6 +47,10 @@ class Inputs:
     order: str
     device_init_s: float | None = None  # GPU cases only
     reader_note: str = ""  # why a GPU case with device inputs reads on the host
+    # a forked case's read, done by its warm server (`held_dataset`): what it spent for this process,
+    # and the part of `load_s` this process spent itself (the layout)
+    read_by_server_s: float | None = None
+    load_in_process_s: float | None = None
 
 
 def load(directory: str | Path, order: str = "C", on_gpu: bool = False, device_input: bool = False,
@@ -65,6 +71,8 @@ def load(directory: str | Path, order: str = "C", on_gpu: bool = False, device_i
         reader, reader_note = device.choose_reader(library)
     init_s = device.init_device(reader, library) if on_gpu else None
     data: dict[str, Any] | None = None
+    by_server_s: float | None = None
+    in_process_s: float | None = None
     if reader == "cudf":
         host = laid_out(datasets.load_split(directory), order)  # for scoring and the host-input fits: untimed
         # the read and the matrices in the layout, one timer (the frames' memory goes with the block)
@@ -73,11 +81,20 @@ def load(directory: str | Path, order: str = "C", on_gpu: bool = False, device_i
     else:
         reader = datasets.host_reader(directory)  # "numpy", or "pyarrow" for an entry with Parquet alone
         datasets.warm_reader()  # the reader's one-time set-up, untimed (already done in a forked case)
+        held = held_dataset.held(directory)  # read by the warm server that forked this process
+
+        def read() -> dict[str, np.ndarray]:
+            return dict(held.arrays) if held is not None else datasets.load_split(directory)
+
         if prepare is None:
-            host, load_s = timing.timed(lambda: laid_out(datasets.load_split(directory), order), False)
+            host, load_s = timing.timed(lambda: laid_out(read(), order), False)
         else:
-            host, load_s = timing.timed(lambda: datasets.load_split(directory), False)
+            host, load_s = timing.timed(read, False)
             host = laid_out(prepare(dict(host)), order)
+        if held is not None:  # the read is the server's, timed as it would have been here
+            in_process_s = load_s
+            load_s += held.read_s
+            by_server_s = held.read_s if held.read_now else 0.0
     transfer_s = 0.0
     if data is None and device_input:
         data, transfer_s = timing.timed(lambda: {k: device.to_device(host[k], order) for k in DEVICE_ARRAYS}, True)
@@ -85,7 +102,8 @@ def load(directory: str | Path, order: str = "C", on_gpu: bool = False, device_i
         data = host
     check_layout(data, order)
     return Inputs(host=host, data=data, load_s=load_s, transfer_in_s=transfer_s, reader=reader, order=order,
-                  device_init_s=init_s, reader_note=reader_note)
+                  device_init_s=init_s, reader_note=reader_note, read_by_server_s=by_server_s,
+                  load_in_process_s=in_process_s)
 
 
 def laid_out(arrays: dict[str, np.ndarray], order: str) -> dict[str, np.ndarray]:

@@ -20,8 +20,9 @@ The suite talks to it over the socket FD (SOCK_SEQPACKET: one JSON object per me
 
     suite  -> server  {"preload": [estimator paths], "allowed": [module prefixes], "threads": n or null}
     server -> suite   {"ready": pid, "seconds": s, "failed": {path: error}}  or  {"refused": why}
-    suite  -> server  {"spec": path, "result": path, "stderr": path}, the held quiet lock attached
-    server -> suite   {"started": pid}
+    suite  -> server  {"spec": path, "result": path, "stderr": path, "dataset_dir": path,
+                       "keep_dataset": bool}, the held quiet lock attached
+    server -> suite   {"started": pid}   (after reading the case's dataset: `held_dataset`)
     server -> suite   {"ended": pid, "code": returncode}   (negative: killed by that signal)
 
 End of file on the socket (the suite closed it) ends the server.
@@ -43,7 +44,7 @@ from typing import Any
 
 from mlcompare import collector
 from mlcompare.forked_call import leave
-from mlcompare.measure import worker
+from mlcompare.measure import held_dataset, worker
 
 #: Imported by every case, whatever its estimator (the case code scores with scikit-learn's
 #: metrics, which `pairings.quality` imports at the first score; the cached dataset is read
@@ -147,12 +148,15 @@ def serve(sock: socket.socket) -> int:
         quiet_fd = fds[0] if fds else None
         sys.stdout.flush()
         sys.stderr.flush()
+        _hold(request.get("dataset_dir"))
         # what this process made is left out of the collector's reach in the child: a collection
         # there would otherwise walk every inherited object and copy the pages it writes to
         gc.freeze()
         pid = os.fork()
         if pid == 0:
             _child(sock, request, quiet_fd)  # never returns
+        if not request.get("keep_dataset"):
+            held_dataset.drop()  # the child holds the only reference
         if quiet_fd is not None:
             os.close(quiet_fd)  # the child holds it now
         try:
@@ -162,6 +166,18 @@ def serve(sock: socket.socket) -> int:
         send(sock, {"started": pid})
         _, status = os.waitpid(pid, 0)
         send(sock, {"ended": pid, "code": os.waitstatus_to_exitcode(status)})
+
+
+def _hold(dataset_dir: str | None) -> None:
+    """The case's dataset read (or still held) before the fork, for the child to inherit; where it
+    cannot be read here, none is held and the case reads it itself (and fails there, with its error)."""
+    if not dataset_dir:
+        held_dataset.drop()
+        return
+    try:
+        held_dataset.hold(dataset_dir)
+    except Exception:  # noqa: BLE001 - the case's own read reports it
+        held_dataset.drop()
 
 
 def _child(sock: socket.socket, request: dict[str, Any], quiet_fd: int | None) -> None:

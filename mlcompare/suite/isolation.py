@@ -153,7 +153,7 @@ def run_isolated(spec: CaseSpec, timeout_s: float, guard: SignalGuard | None = N
         spec_path.write_text(json.dumps({**spec, "progress_path": str(progress_path)}))
         launched: list[float] = []
         try:
-            worker = _launch(spec, spec_path, result_path, err_path, here, guard, launched)
+            worker = _launch(spec, spec_path, result_path, err_path, here, guard, launched, timeout_s)
         except Interrupted as stop:
             return _killed(stop, err_path)
         except WorkerLost as lost:
@@ -201,7 +201,7 @@ def run_isolated(spec: CaseSpec, timeout_s: float, guard: SignalGuard | None = N
 
 
 def _launch(spec: CaseSpec, spec_path: Path, result_path: Path, err_path: Path, here: Serving,
-            guard: SignalGuard, launched: list[float]) -> ForkedCase | SpawnedCase:
+            guard: SignalGuard, launched: list[float], timeout_s: float) -> ForkedCase | SpawnedCase:
     """Start the case's process, holding the suite's turn when it has one (handed over, then
     closed here); the moment it is launched, once the warm worker is ready and the turn is held,
     is appended to `launched`. Waiting for the turn or the warm worker may be interrupted."""
@@ -214,7 +214,7 @@ def _launch(spec: CaseSpec, spec_path: Path, result_path: Path, err_path: Path, 
     try:
         if here.warm is not None and forkable(spec):
             with guard.interruptible():
-                forked = here.warm.launch(spec_path, result_path, err_path, quiet_fd)
+                forked = here.warm.launch(spec_path, result_path, err_path, quiet_fd, spec, timeout_s)
             if forked is not None:
                 return forked
         command = [sys.executable, "-m", "mlcompare.measure.worker", str(spec_path), str(result_path)]

@@ -296,7 +296,8 @@ def _local_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment:
     """The cases run here. With one round each case runs once, in order (the baseline of its
     group first) and is finished at once. With several, the rounds are spread over the whole
     suite: round 1 of every case, then round 2, each round in a new shuffled order (seeded by
-    the experiment file), so that each case's processes sample the whole time the suite runs.
+    the experiment file; the cases of one dataset one after the other, `by_dataset`), so that
+    each case's processes sample the whole time the suite runs.
     A case's processes so far decide its warm-ups for the next ones (`plan.warmup_plan`); from
     `min_rounds` on, a case stops once its interval is as narrow as asked (`plan.Stopping`). A
     case is finished, and so recorded, as soon as it has all its processes: one that did not run
@@ -307,12 +308,13 @@ def _local_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment:
     overheads = Overheads()
     plans: dict[int, WarmupPlan] = {}
 
-    def run(index: int, case: Case, label: str, path: Path) -> CaseRecord:
+    def run(index: int, case: Case, label: str, path: Path, keep_dataset: bool = False) -> CaseRecord:
         guard.check()
         if progress:
             progress.case_started(index, len(cases), label)
         load = loads.reading()
         spec = process_spec(plans.get(index), overheads.typical(_process_kind(case)), experiment.rounds > 1)
+        spec["keep_dataset"] = keep_dataset
         record = run_here(case, experiment, threads, prepared, path, guard, spec)
         overheads.add(record)
         if record["status"] == Status.OK:
@@ -320,8 +322,9 @@ def _local_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment:
         return record
 
     if experiment.rounds == 1:
-        for index, case in todo:
-            yield index, pool_rounds([run(index, case, case.name, scratch / f"pred-{index}.npy")])
+        for position, (index, case) in enumerate(todo):
+            yield index, pool_rounds([run(index, case, case.name, scratch / f"pred-{index}.npy",
+                                          next_reads_same_dataset(todo, position))])
         return
     stopping = stopping_rule(experiment)
     total = experiment.rounds
@@ -345,9 +348,11 @@ def _local_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment:
                 isolation.renew_warm_worker()
         this_round = [(index, case) for index, case in todo if index not in finished]
         order.shuffle(this_round)
-        for index, case in this_round:
+        this_round = by_dataset(this_round)
+        for position, (index, case) in enumerate(this_round):
             label = f"{case.name} (round {number}/{total})"
-            record = run(index, case, label, scratch / f"pred-{index}-{number}.npy")
+            record = run(index, case, label, scratch / f"pred-{index}-{number}.npy",
+                         next_reads_same_dataset(this_round, position))
             rounds[index].append(record)
             if record["status"] != Status.OK:
                 finished.add(index)
@@ -370,6 +375,27 @@ def _local_outcomes(todo: list[tuple[int, Case]], cases: list[Case], experiment:
             return
         say(f"round {number}/{total} done in {time.perf_counter() - started:.0f} s; "
             f"{going_on} cases go on to round {number + 1} (each is recorded once it has all its processes)")
+
+
+def by_dataset(shuffled: list[tuple[int, Case]]) -> list[tuple[int, Case]]:
+    """A round's shuffled cases with those of one dataset one after the other: the datasets in the
+    order their first case drew, each one's cases in the order they drew. Both orders stay random
+    from round to round; a warm server then reads each dataset once a round for the cases it forks
+    (`measure.held_dataset`) instead of once a process."""
+    first: dict[str, int] = {}
+    for position, (_, case) in enumerate(shuffled):
+        first.setdefault(case.dataset.cache_key(), position)
+    return sorted(shuffled, key=lambda item: first[item[1].dataset.cache_key()])  # stable: the draw within
+
+
+def next_reads_same_dataset(round_cases: list[tuple[int, Case]], position: int) -> bool:
+    """Whether the next case of the round that runs is forked from the warm server too and reads the
+    same cached dataset (whatever their layouts): the server keeps the one it read for this case
+    instead of letting it go."""
+    case = round_cases[position][1]
+    following = next((c for _, c in round_cases[position + 1:] if not case_skip_reason(c)), None)
+    return (following is not None and _process_kind(case) == _process_kind(following) == "forked"
+            and following.dataset.cache_key() == case.dataset.cache_key())
 
 
 def stopping_rule(experiment: Experiment) -> Stopping:

@@ -261,16 +261,25 @@ class WarmWorker:
         self._await_spares()  # those added while it served (advise: at each step)
         return True
 
-    def launch(self, spec_path: Path, result_path: Path, stderr_path: Path,
-               quiet_fd: int | None) -> ForkedCase | None:
-        """Fork a child for the case; None when the server cannot (start a fresh process instead)."""
+    def launch(self, spec_path: Path, result_path: Path, stderr_path: Path, quiet_fd: int | None,
+               spec: CaseSpec | None = None, timeout_s: float = _KILL_WAIT_S) -> ForkedCase | None:
+        """Fork a child for the case; None when the server cannot (start a fresh process instead).
+        The server reads the case's dataset (`spec`'s) before it forks, and keeps it when the spec
+        says the next case reads it too (`measure.held_dataset`): the child is waited for up to
+        `timeout_s` (the case's limit, which its own read was under) or _KILL_WAIT_S, the longer."""
         if not self.ready():
             return None
-        request = {"spec": str(spec_path), "result": str(result_path), "stderr": str(stderr_path)}
+        request = {"spec": str(spec_path), "result": str(result_path), "stderr": str(stderr_path),
+                   "dataset_dir": spec.get("dataset_dir") if spec else None,
+                   "keep_dataset": bool(spec.get("keep_dataset")) if spec else False}
+        waited = max(_KILL_WAIT_S, timeout_s)
         try:
             warm_server.send(self._server_sock, request, [quiet_fd] if quiet_fd is not None else None)
-            self._server_sock.settimeout(_KILL_WAIT_S)
+            self._server_sock.settimeout(waited)
             message, _ = warm_server.receive(self._server_sock)
+        except TimeoutError:
+            self._lost()
+            raise WorkerLost(f"the warm worker did not start the case within {waited:g} s") from None
         except BaseException:  # interrupted mid-request, or the server is gone: its child dies with it
             self._lost()
             raise

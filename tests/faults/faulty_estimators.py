@@ -146,6 +146,25 @@ class CountsFits(LinearRegression):
         return super().fit(X, y)
 
 
+class SeesItsData(LinearRegression):
+    """Appends "LABEL PID ROWS SUM HELD READ_NOW" per fit to `data` in $MLCOMPARE_FAULTS_DIR: the rows it
+    was given (their count and sum), whether its process found its dataset held by the warm server that
+    forked it, and whether the server read it for this process (`measure.held_dataset`)."""
+
+    def __init__(self, label="", fit_intercept=True, copy_X=True, n_jobs=None, positive=False):
+        super().__init__(fit_intercept=fit_intercept, copy_X=copy_X, n_jobs=n_jobs, positive=positive)
+        self.label = label
+
+    def fit(self, X, y):
+        from mlcompare.measure import held_dataset
+
+        held = held_dataset._held
+        with open(_faults_dir() / "data", "a") as f:
+            f.write(f"{self.label} {os.getpid()} {len(X)} {float(np.asarray(X, dtype=np.float64).sum())!r} "
+                    f"{Path(held.directory).name if held else '-'} {int(held.read_now) if held else '-'}\n")
+        return super().fit(X, y)
+
+
 #: This process's pace multiplier for each Paced case (chosen at its first fit in the process).
 _PACE: dict[str, float] = {}
 
